@@ -1,0 +1,229 @@
+#pragma once
+// sparse_reduce::reduce — MPI_Reduce for sparse vectors.
+//
+//   report reduce(comm, in, out, op, root [, policy]);
+//   auto plan = make_plan(comm, root, dimension [, policy]);
+//   report r = plan.reduce(in, out, op);
+//
+// in and out are any supported vectors (Eigen::SparseVector, Eigen dense,
+// std::vector, std::span, index_value_vector, rle_vector), of the same value
+// type. out is written on the root only, in the caller's type. A std::span
+// pair is the dense drop-in: identity elements hidden in the buffer are found
+// and left off the wire.
+//
+// Non-commutative operations (is_commutative_v false, the default for
+// unknown types) are folded in rank order: every tree here has an
+// order-preserving form, used as is, and its top forwards the result to any
+// other root. Commutative operations get the tree rotated onto the root.
+//
+// Failure never hangs: if a rank's op throws, ranks disagree on the
+// dimension, or a message is malformed, the error travels up the tree; the
+// root throws sparse_reduce::error naming the rank where it happened, and so
+// does the rank that detected it. An invalid root throws on every rank
+// before anything is sent.
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include <boost/mpi/communicator.hpp>
+
+#include "../error.hpp"
+#include "../exec/mpi_executor.hpp"
+#include "../exec/reduce_node.hpp"
+#include "../kernel/combine.hpp"
+#include "../kernel/entry_stream.hpp"
+#include "../op/associative_op.hpp"
+#include "../op/builtin.hpp"
+#include "../policy.hpp"
+#include "../repr/representation.hpp"
+#include "../report.hpp"
+#include "../tree/binary.hpp"
+#include "../tree/binomial.hpp"
+#include "../tree/chain.hpp"
+#include "../tree/k_ary.hpp"
+
+namespace sparse_reduce {
+namespace detail {
+
+inline constexpr int default_k = 4;
+
+inline tree build_tree(const policy::binomial&, int size, int root, bool commutative)
+{
+    return binomial_tree(size, root, commutative);
+}
+inline tree build_tree(const policy::k_ary& p, int size, int root, bool commutative)
+{
+    return k_ary_tree(size, root, commutative, p.k > 0 ? p.k : default_k);
+}
+inline tree build_tree(const policy::binary&, int size, int root, bool commutative)
+{
+    return binary_tree(size, root, commutative);
+}
+inline tree build_tree(const policy::chain&, int size, int root, bool commutative)
+{
+    return chain_tree(size, root, commutative);
+}
+// Until the cost model chooses: the binomial tree, whose depth is optimal
+// for latency and whose local pipelining covers large vectors.
+inline tree build_tree(const policy::automatic&, int size, int root, bool commutative)
+{
+    tree t = binomial_tree(size, root, commutative);
+    t.name = "automatic: " + t.name;
+    return t;
+}
+
+template <class T>
+std::vector<std::uint32_t> window_entries(const auto& in, const stream_config& cfg, const T& id)
+{
+    using R = repr_traits<std::remove_cvref_t<decltype(in)>>;
+    std::vector<std::uint32_t> counts(cfg.windows(), 0);
+    if constexpr (R::kind == repr_kind::dense) {
+        const auto d = R::read(in);
+        for (std::size_t k = 0; k < counts.size(); ++k) {
+            const std::size_t lo = k * cfg.window, hi = lo + cfg.window_length(k);
+            std::uint32_t n = 0;
+            for (std::size_t i = lo; i < hi; ++i) n += !same_value(d[i], id);
+            counts[k] = n;
+        }
+    } else if constexpr (R::kind == repr_kind::index_value) {
+        for (const auto i : R::indices(in))
+            if (static_cast<std::size_t>(i) < cfg.dimension) ++counts[static_cast<std::size_t>(i) / cfg.window];
+    } else {
+        rle::cursor<T> c(in.words().data(), in.words().size(), in.size());
+        while (c.next())
+            if (c.run == 0 && c.pos < cfg.dimension) ++counts[c.pos / cfg.window];
+    }
+    return counts;
+}
+
+} // namespace detail
+
+template <reduce_policy Policy = policy::automatic>
+class reduce_plan {
+public:
+    reduce_plan(const boost::mpi::communicator& comm, int root, std::size_t dimension, Policy policy = {})
+        : comm_(comm), private_(detail::private_comm(MPI_Comm(comm))), root_(root), dimension_(dimension),
+          policy_(policy)
+    {
+        if (root < 0 || root >= comm.size())
+            detail::fail("invalid root " + std::to_string(root) + " for a communicator of size " +
+                         std::to_string(comm.size()));
+    }
+
+    int root() const { return root_; }
+    std::size_t dimension() const { return dimension_; }
+    const Policy& policy() const { return policy_; }
+
+    // The tree used for operations of the given commutativity (built once).
+    const tree& tree_for(bool commutative)
+    {
+        auto& t = trees_[commutative ? 1 : 0];
+        if (!t) t = detail::build_tree(policy_, comm_.size(), root_, commutative);
+        return *t;
+    }
+
+    template <representation In, representation Out, class Op>
+        requires std::same_as<value_type_of<In>, value_type_of<Out>> && associative_op<Op, value_type_of<In>> &&
+                 wire::wire_value<value_type_of<In>>
+    report reduce(const In& in, Out&& out, const Op& op)
+    {
+        using T = value_type_of<In>;
+        using RI = repr_traits<std::remove_cvref_t<In>>;
+        using RO = repr_traits<std::remove_cvref_t<Out>>;
+        constexpr bool commutative = is_commutative_v<Op, T>;
+        if constexpr (!rle_value<T>)
+            if (policy_.wire == wire::rle) detail::fail("the rle wire format needs float or double values");
+
+        const tree& t = tree_for(commutative);
+        const int me = comm_.rank();
+        const auto view = t.local(me);
+        const T id = identity<T>(op);
+
+        detail::stream_config cfg;
+        cfg.dimension = dimension_;
+        cfg.segment_bytes = policy_.segment_bytes ? policy_.segment_bytes : default_segment_bytes;
+        cfg.window = std::max<std::size_t>(1, cfg.segment_bytes / sizeof(T));
+        cfg.format = policy_.wire;
+
+        const bool local_ok = sparse_reduce::dimension(in) == dimension_;
+        using reader_t = decltype(detail::make_reader(in, id));
+        detail::own_input<T, reader_t> own{nullptr, detail::make_reader(in, id), {}};
+        if constexpr (RI::kind == repr_kind::dense) own.dense = RI::read(in).data();
+        if (local_ok) own.window_entries = detail::window_entries<T>(in, cfg, id);
+
+        const bool destination = me == t.destination;
+        detail::root_output<T> result;
+        if constexpr (RO::kind == repr_kind::dense)
+            if (destination) result.dense = RO::output(out, dimension_).data();
+
+        using node_t = detail::reduce_node<T, Op, reader_t>;
+        detail::node_shape shape{me, {view.children.begin(), view.children.end()}, view.self_position,
+                                 view.parent >= 0 || view.forwards};
+        node_t tree_node(shape, cfg, op, &own, shape.sends ? nullptr : &result, tree_pool_);
+        if (!local_ok)
+            tree_node.fail_locally("dimension mismatch: rank " + std::to_string(me) + " has dimension " +
+                                   std::to_string(sparse_reduce::dimension(in)) + ", the plan has " +
+                                   std::to_string(dimension_));
+        std::vector<detail::node_binding<node_t>> nodes{
+            {&tree_node, view.forwards ? t.destination : view.parent,
+             view.forwards ? detail::forward_tag : detail::stream_tag, detail::stream_tag}};
+        std::optional<node_t> forward;
+        if (view.receives_forward) {
+            forward.emplace(detail::node_shape{me, {t.top}, -1, false}, cfg, op, nullptr, &result, forward_pool_);
+            nodes.push_back({&*forward, -1, -1, detail::forward_tag});
+        }
+        detail::run_nodes(private_, nodes);
+
+        report rep;
+        rep.algorithm = t.name + "(wire=" + wire::to_string(cfg.format) + ", segment=" +
+                        std::to_string(cfg.segment_bytes) + ")";
+        if (t.order_preserving && t.top != t.destination)
+            rep.algorithm += ", rank order, forwarded from " + std::to_string(t.top);
+        for (const node_t* n : {&tree_node, forward ? &*forward : nullptr}) {
+            if (!n) continue;
+            rep.bytes_sent += n->bytes_sent();
+            rep.bytes_received += n->bytes_received();
+            rep.messages_sent += n->messages_sent();
+            if (n->failed() && (destination || n->detected_failure())) {
+                const auto& f = *n->failure_info();
+                detail::fail("reduce failed on rank " + std::to_string(f.rank) + ": " + f.text);
+            }
+        }
+        if constexpr (RO::kind != repr_kind::dense)
+            if (destination) {
+                detail::write_through_sink(out, dimension_, result.indices.size(), id, [&](auto& sink) {
+                    for (std::size_t k = 0; k < result.indices.size(); ++k) sink.put(result.indices[k], result.values[k]);
+                    sink.finish();
+                });
+            }
+        return rep;
+    }
+
+private:
+    boost::mpi::communicator comm_;
+    MPI_Comm private_;
+    int root_;
+    std::size_t dimension_;
+    Policy policy_;
+    std::optional<tree> trees_[2];
+    detail::node_buffers tree_pool_, forward_pool_;
+};
+
+template <reduce_policy Policy = policy::automatic>
+reduce_plan<Policy> make_plan(const boost::mpi::communicator& comm, int root, std::size_t dimension, Policy policy = {})
+{
+    return reduce_plan<Policy>(comm, root, dimension, policy);
+}
+
+template <representation In, representation Out, class Op, reduce_policy Policy = policy::automatic>
+    requires std::same_as<value_type_of<In>, value_type_of<Out>> && associative_op<Op, value_type_of<In>>
+report reduce(const boost::mpi::communicator& comm, const In& in, Out&& out, const Op& op, int root, Policy policy = {})
+{
+    return make_plan(comm, root, dimension(in), policy).reduce(in, std::forward<Out>(out), op);
+}
+
+} // namespace sparse_reduce

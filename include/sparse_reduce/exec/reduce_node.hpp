@@ -1,0 +1,505 @@
+#pragma once
+// One rank's part of a reduction, as a state machine with no I/O of its own
+// (the Boost.MPI executor and the simulator both drive it):
+//
+//   children streams ──> [ fold window by window, in rank order ] ──> stream to parent
+//   own vector ────────┘                                          └─> or the root's output
+//
+// The index space is cut into windows of W elements (the segments). Every
+// stream carries, window by window, one wire block per window, packed into
+// messages: a message is sent once its payload reaches segment_bytes, when
+// the next window might not fit, when the node must wait for input, or at
+// the end. A dense partial result thus travels as one window per message
+// (pipelined), a sparse one as few messages covering many windows: seed
+// 000's local pipelining, decided by each sender on its own data.
+//
+// Flow control: each child has two receive buffers, and the next receive is
+// posted only after a message without the `last` flag, so no receive is ever
+// left posted after a stream ends. Output has two message buffers.
+//
+// Errors (a user op throwing, a dimension mismatch, a malformed message)
+// never leave a peer waiting: the node stops computing, sends one error
+// message (the end of its stream) to its parent, and keeps receiving and
+// discarding its children's streams until they end.
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "../detail/uninit_vector.hpp"
+#include "../detail/value_equal.hpp"
+#include "../error.hpp"
+#include "../kernel/entry_stream.hpp"
+#include "../op/associative_op.hpp"
+#include "../wire/block.hpp"
+#include "message.hpp"
+
+namespace sparse_reduce::detail {
+
+struct stream_config {
+    std::size_t dimension = 0;
+    std::size_t window = 1;        // W: elements per window (segment)
+    std::size_t segment_bytes = 0; // a message is sent once its payload reaches this
+    wire::format format = wire::format::adaptive;
+
+    template <class T>
+    std::size_t message_capacity() const
+    {
+        return message_header_bytes + 2 * wire::max_block_bytes<T>(window, format) + 8;
+    }
+    std::size_t windows() const { return (dimension + window - 1) / window; }
+    std::size_t window_length(std::size_t k) const { return std::min(window, dimension - k * window); }
+};
+
+struct node_shape {
+    int rank = 0;
+    std::vector<int> children; // peers sending to this node, in fold order
+    int self_position = 0;     // where the own vector goes among them; -1: none
+    bool sends = false;        // streams its result to a peer (else writes the root output)
+};
+
+struct failure {
+    int rank;
+    std::string text;
+};
+
+// Limits a persistent reader to one window and makes its indices relative.
+template <class Reader>
+struct window_reader {
+    Reader* r;
+    std::size_t lo, hi;
+    bool done() const { return r->done() || r->index() >= hi; }
+    std::size_t index() const { return r->index() - lo; }
+    decltype(auto) value() const { return r->value(); }
+    void next() { r->next(); }
+};
+
+// Where the node reads its own vector from: the dense array when there is
+// one, else a reader over the non-identity entries consumed window by window.
+template <class T, class Reader>
+struct own_input {
+    const T* dense = nullptr;
+    Reader reader;
+    std::vector<std::uint32_t> window_entries; // per window, for choosing the accumulator
+
+    // f(reader) over window [lo, lo + len), indices relative to lo.
+    template <class F>
+    void visit_window(std::size_t lo, std::size_t len, const T& id, F&& f)
+    {
+        if (dense) f(dense_reader<T>({dense + lo, len}, id));
+        else f(window_reader<Reader>{&reader, lo, lo + len});
+    }
+};
+
+// The root's result: the caller's dense array, or sorted entries to convert.
+template <class T>
+struct root_output {
+    T* dense = nullptr;
+    std::vector<std::size_t> indices;
+    std::vector<T> values;
+};
+
+// Unchecked reader over scratch index/value arrays the node wrote itself.
+template <class T>
+struct scratch_reader {
+    const std::uint32_t* idx;
+    const T* val;
+    std::size_t n, k = 0;
+    bool done() const { return k == n; }
+    std::size_t index() const { return idx[k]; }
+    const T& value() const { return val[k]; }
+    void next() { ++k; }
+};
+
+// Memory a node works in, kept by a plan across calls: receive and send
+// buffers, the dense accumulator and the index/value scratch.
+class node_buffers {
+public:
+    template <class U>
+    U* get(std::size_t slot, std::size_t count)
+    {
+        static_assert(alignof(U) <= 8);
+        if (slots_.size() <= slot) slots_.resize(slot + 1);
+        auto& v = slots_[slot];
+        const std::size_t words = (count * sizeof(U) + 7) / 8 + 1;
+        if (v.size() < words) v.resize(words);
+        return reinterpret_cast<U*>(v.data());
+    }
+
+private:
+    std::vector<uninit_vector<std::uint64_t>> slots_;
+};
+
+template <class T, class Op, class OwnReader>
+class reduce_node {
+public:
+    reduce_node(node_shape shape, stream_config cfg, const Op& op, own_input<T, OwnReader>* own, root_output<T>* out,
+                node_buffers& pool)
+        : shape_(std::move(shape)), cfg_(cfg), op_(op), id_(identity<T>(op)), own_(own), out_(out),
+          capacity_(cfg.message_capacity<T>()), children_(shape_.children.size())
+    {
+        std::size_t slot = 0;
+        for (auto& c : children_) {
+            for (auto& b : c.buf) b = pool.get<std::byte>(slot++, capacity_);
+            c.post_next = true;
+        }
+        for (auto& b : out_buf_) b = shape_.sends ? pool.get<std::byte>(slot, capacity_) : nullptr, ++slot;
+        dense_acc_ = pool.get<T>(slot++, cfg_.window);
+        for (auto& s : scratch_) {
+            s.idx = pool.get<std::uint32_t>(slot++, cfg_.window);
+            s.val = pool.get<T>(slot++, cfg_.window);
+        }
+    }
+
+    // Starts in the failed state (a local problem found before any transfer).
+    void fail_locally(std::string text) { fail_with({shape_.rank, std::move(text)}, true); }
+
+    // ---- receive side ------------------------------------------------------
+    std::size_t child_count() const { return children_.size(); }
+    int child_rank(std::size_t c) const { return shape_.children[c]; }
+    // A receive should be posted for child c into this buffer.
+    std::optional<std::span<std::byte>> receive_slot(std::size_t c)
+    {
+        auto& ch = children_[c];
+        if (!ch.post_next || ch.ended || ch.posted >= 0) return std::nullopt;
+        const int free = ch.free_buffer();
+        if (free < 0) return std::nullopt;
+        ch.posted = free;
+        ch.post_next = false;
+        return std::span<std::byte>(ch.bytes(free), capacity_);
+    }
+    // The receive posted for child c completed with `bytes` bytes.
+    void on_message(std::size_t c, std::size_t bytes)
+    {
+        auto& ch = children_[c];
+        const int b = ch.posted;
+        ch.posted = -1;
+        bytes_received_ += bytes;
+        try {
+            const std::span<const std::byte> msg(ch.bytes(b), bytes);
+            const message_header h = read_header(msg);
+            if (h.flags & message_header::last) ch.ended = true;
+            else ch.post_next = true;
+            if (h.flags & message_header::failed) {
+                fail_with({h.error_rank, error_text(msg)}, false);
+                return;
+            }
+            if (h.dimension != cfg_.dimension)
+                fail_with({shape_.rank, "dimension mismatch: rank " + std::to_string(shape_.children[c]) +
+                                            " has dimension " + std::to_string(h.dimension) + ", rank " +
+                                            std::to_string(shape_.rank) + " has " + std::to_string(cfg_.dimension)},
+                          true);
+            else if (h.lo != ch.frontier || (h.hi < cfg_.dimension && h.hi % cfg_.window != 0) ||
+                     (ch.ended && h.hi != cfg_.dimension))
+                fail_with({shape_.rank, "malformed stream from rank " + std::to_string(shape_.children[c])}, true);
+            if (failed()) return;
+            ch.frontier = h.hi;
+            ch.queue.push_back({b, message_header_bytes, bytes});
+        } catch (const error& e) {
+            ch.ended = true; // an unreadable header cannot tell whether more follows
+            fail_with({shape_.rank, std::string(e.what()) + " (from rank " + std::to_string(shape_.children[c]) + ")"},
+                      true);
+        }
+    }
+
+    // ---- send side ---------------------------------------------------------
+    // A message ready to go, in stream order; its buffer stays untouched
+    // until on_sent(buffer).
+    struct outgoing {
+        int buffer;
+        std::span<const std::byte> bytes;
+    };
+    std::optional<outgoing> take_outgoing()
+    {
+        if (ready_.empty()) return std::nullopt;
+        const auto [b, n] = ready_.front();
+        ready_.erase(ready_.begin());
+        in_flight_.push_back(b);
+        bytes_sent_ += n;
+        ++messages_sent_;
+        return outgoing{b, {out_bytes(b), n}};
+    }
+    void on_sent(int buffer) { std::erase(in_flight_, buffer); }
+
+    // ---- work --------------------------------------------------------------
+    // Folds every window whose inputs have arrived; returns when blocked.
+    void progress()
+    {
+        if (failed()) return finish_failed();
+        const std::size_t nwin = cfg_.windows();
+        try {
+            while (next_window_ < nwin) {
+                release_consumed();
+                bool inputs_ready = true;
+                for (auto& ch : children_) inputs_ready &= !ch.queue.empty();
+                if (!inputs_ready) break;
+                if (shape_.sends && !room_for_window()) break;
+                fold_window(next_window_++);
+            }
+            release_consumed();
+            if (shape_.sends) {
+                if (next_window_ == nwin) {
+                    if (!end_queued_ && (building_ >= 0 || acquire_buffer())) {
+                        seal(true);
+                        end_queued_ = true;
+                    }
+                } else if (building_ >= 0 && building_windows_ > 0) {
+                    seal(false); // blocked on input: keep the pipeline moving
+                }
+            }
+        } catch (const std::exception& e) {
+            fail_with({shape_.rank, e.what()}, true);
+            finish_failed();
+        }
+    }
+
+    // Nothing left to compute or receive (sends may still be in flight).
+    bool finished() const
+    {
+        for (const auto& ch : children_)
+            if (!ch.ended || ch.posted >= 0) return false;
+        return shape_.sends ? end_queued_ : (failed() || next_window_ == cfg_.windows());
+    }
+    bool idle() const { return ready_.empty() && in_flight_.empty(); }
+
+    bool failed() const { return failure_.has_value(); }
+    const std::optional<failure>& failure_info() const { return failure_; }
+    bool detected_failure() const { return detected_; }
+
+    std::size_t bytes_sent() const { return bytes_sent_; }
+    std::size_t bytes_received() const { return bytes_received_; }
+    std::size_t messages_sent() const { return messages_sent_; }
+
+private:
+    struct queued {
+        int buffer;
+        std::size_t at, end; // read position and size within the buffer
+    };
+    struct child_state {
+        std::byte* buf[2] = {};
+        int posted = -1;
+        bool post_next = false, ended = false;
+        std::size_t frontier = 0;
+        std::vector<queued> queue;
+        std::byte* bytes(int b) { return buf[b]; }
+        int free_buffer() const
+        {
+            for (int b = 0; b < 2; ++b) {
+                bool used = posted == b;
+                for (const auto& q : queue) used |= q.buffer == b;
+                if (!used) return b;
+            }
+            return -1;
+        }
+    };
+    struct scratch {
+        std::uint32_t* idx = nullptr;
+        T* val = nullptr;
+        std::size_t n = 0;
+        scratch_reader<T> reader() const { return {idx, val, n}; }
+    };
+
+    std::byte* out_bytes(int b) { return out_buf_[b]; }
+
+    void release_consumed()
+    {
+        for (auto& ch : children_)
+            while (!ch.queue.empty() && ch.queue.front().at >= ch.queue.front().end) ch.queue.erase(ch.queue.begin());
+    }
+
+    // ---- output message building ----
+    bool acquire_buffer()
+    {
+        for (int b = 0; b < 2; ++b) {
+            bool used = false;
+            for (const auto& r : ready_) used |= r.first == b;
+            for (int f : in_flight_) used |= f == b;
+            if (!used) {
+                building_ = b;
+                building_size_ = message_header_bytes;
+                building_windows_ = 0;
+                building_lo_ = std::min(cfg_.dimension, next_window_ * cfg_.window);
+                return true;
+            }
+        }
+        return false;
+    }
+    bool room_for_window()
+    {
+        if (building_ >= 0 && capacity_ - building_size_ < wire::max_block_bytes<T>(cfg_.window, cfg_.format)) seal(false);
+        return building_ >= 0 || acquire_buffer();
+    }
+    void seal(bool last)
+    {
+        message_header h;
+        h.flags = last ? message_header::last : 0;
+        h.dimension = cfg_.dimension;
+        h.lo = building_lo_;
+        h.hi = std::min(cfg_.dimension, next_window_ * cfg_.window);
+        write_header(out_bytes(building_), h);
+        ready_.push_back({building_, building_size_});
+        building_ = -1;
+    }
+
+    // ---- the fold of one window ----
+    template <class F>
+    void with_child_block(std::size_t c, std::size_t len, F&& f)
+    {
+        auto& ch = children_[c];
+        auto& q = ch.queue.front();
+        const auto view = wire::parse_block<T>({ch.bytes(q.buffer) + q.at, q.end - q.at}, len);
+        q.at += view.bytes;
+        wire::visit_block(view, id_, std::forward<F>(f));
+    }
+    std::size_t child_block_entries(std::size_t c, std::size_t len)
+    {
+        auto& ch = children_[c];
+        auto& q = ch.queue.front();
+        return wire::parse_block<T>({ch.bytes(q.buffer) + q.at, q.end - q.at}, len).count;
+    }
+
+    void fold_window(std::size_t k)
+    {
+        const std::size_t lo = k * cfg_.window, len = cfg_.window_length(k);
+        const bool has_own = shape_.self_position >= 0 && own_ != nullptr;
+        std::size_t estimate = has_own ? own_->window_entries[k] : 0;
+        for (std::size_t c = 0; c < children_.size(); ++c) estimate += child_block_entries(c, len);
+        const bool to_dense_output = !shape_.sends && out_->dense != nullptr;
+        if (to_dense_output || 4 * estimate >= len) fold_dense(lo, len, has_own, to_dense_output);
+        else fold_sparse(lo, len, has_own);
+    }
+
+    // acc = c[0] ⊗ ... ⊗ own ⊗ ... on a dense array: start from own, apply
+    // the children after it on the right in order, those before it on the
+    // left in reverse order.
+    void fold_dense(std::size_t lo, std::size_t len, bool has_own, bool to_dense_output)
+    {
+        T* acc = to_dense_output ? out_->dense + lo : dense_acc_;
+        if (has_own && own_->dense) {
+            if (own_->dense + lo != acc) std::copy(own_->dense + lo, own_->dense + lo + len, acc);
+        } else {
+            std::fill(acc, acc + len, id_);
+            if (has_own)
+                own_->visit_window(lo, len, id_, [&](auto r) {
+                    for (; !r.done(); r.next()) acc[r.index()] = r.value();
+                });
+        }
+        const std::size_t self = has_own ? static_cast<std::size_t>(shape_.self_position) : 0;
+        auto apply = [&](std::size_t c, bool left) {
+            with_child_block(c, len, [&](auto r) {
+                if constexpr (requires { r.source(); }) { // a dense block: elementwise
+                    const T* x = r.source().data();
+                    if (left)
+                        for (std::size_t i = 0; i < len; ++i) acc[i] = static_cast<T>(op_(x[i], acc[i]));
+                    else
+                        for (std::size_t i = 0; i < len; ++i) acc[i] = static_cast<T>(op_(acc[i], x[i]));
+                } else {
+                    for (; !r.done(); r.next()) {
+                        T& a = acc[r.index()];
+                        a = left ? static_cast<T>(op_(r.value(), a)) : static_cast<T>(op_(a, r.value()));
+                    }
+                }
+            });
+        };
+        for (std::size_t c = self; c < children_.size(); ++c) apply(c, false);
+        for (std::size_t c = self; c-- > 0;) apply(c, true);
+        if (shape_.sends) emit(dense_reader<T>({acc, len}, id_), len);
+        else if (!to_dense_output) append_output(dense_reader<T>({acc, len}, id_), lo);
+    }
+
+    void fold_sparse(std::size_t lo, std::size_t len, bool has_own)
+    {
+        int cur = 0;
+        scratch_[0].n = 0;
+        if (has_own) {
+            sparse_sink<T, std::uint32_t> sink(scratch_[0].idx, scratch_[0].val, id_);
+            own_->visit_window(lo, len, id_, [&](auto r) { drain(r, sink); });
+            scratch_[0].n = sink.count();
+        }
+        const std::size_t self = has_own ? static_cast<std::size_t>(shape_.self_position) : 0;
+        auto apply = [&](std::size_t c, bool left) {
+            with_child_block(c, len, [&](auto r) {
+                scratch& dst = scratch_[1 - cur];
+                sparse_sink<T, std::uint32_t> sink(dst.idx, dst.val, id_);
+                if (left) merge(r, scratch_[cur].reader(), sink, op_);
+                else merge(scratch_[cur].reader(), r, sink, op_);
+                dst.n = sink.count();
+                cur = 1 - cur;
+            });
+        };
+        for (std::size_t c = self; c < children_.size(); ++c) apply(c, false);
+        for (std::size_t c = self; c-- > 0;) apply(c, true);
+        if (shape_.sends) emit(scratch_[cur].reader(), len);
+        else append_output(scratch_[cur].reader(), lo);
+    }
+
+    template <class Reader>
+    void emit(Reader r, std::size_t len)
+    {
+        building_size_ += wire::encode_block<T>(r, len, id_, cfg_.format, out_bytes(building_) + building_size_);
+        ++building_windows_;
+        if (building_size_ - message_header_bytes >= cfg_.segment_bytes) seal(false);
+    }
+
+    template <class Reader>
+    void append_output(Reader r, std::size_t lo)
+    {
+        for (; !r.done(); r.next()) {
+            if (same_value(static_cast<T>(r.value()), id_)) continue;
+            out_->indices.push_back(lo + r.index());
+            out_->values.push_back(r.value());
+        }
+    }
+
+    // ---- failure ----
+    void fail_with(failure f, bool detected_here)
+    {
+        if (failure_) return;
+        failure_ = std::move(f);
+        detected_ = detected_here;
+    }
+    void finish_failed()
+    {
+        // discard whatever the children sent; keep receiving until they end
+        for (auto& ch : children_) ch.queue.clear();
+        if (shape_.sends && !end_queued_) {
+            if (building_ < 0 && !acquire_buffer()) return; // wait for a send buffer
+            ready_.push_back({building_, write_error_message(out_bytes(building_), capacity_, cfg_.dimension,
+                                                             failure_->rank, failure_->text)});
+            building_ = -1;
+            end_queued_ = true;
+        }
+    }
+
+    node_shape shape_;
+    stream_config cfg_;
+    Op op_;
+    T id_;
+    own_input<T, OwnReader>* own_;
+    root_output<T>* out_;
+    std::size_t capacity_;
+    std::vector<child_state> children_;
+    std::size_t next_window_ = 0;
+
+    std::byte* out_buf_[2] = {};
+    int building_ = -1;
+    std::size_t building_size_ = 0, building_windows_ = 0, building_lo_ = 0;
+    std::vector<std::pair<int, std::size_t>> ready_;
+    std::vector<int> in_flight_;
+    bool end_queued_ = false;
+
+    T* dense_acc_ = nullptr;
+    scratch scratch_[2];
+
+    std::optional<failure> failure_;
+    bool detected_ = false;
+    std::size_t bytes_sent_ = 0, bytes_received_ = 0, messages_sent_ = 0;
+};
+
+} // namespace sparse_reduce::detail

@@ -1,0 +1,50 @@
+#pragma once
+// The operator concept. An operation plugs into sparse_reduce when it is a
+// binary function closed over T with a two-sided identity element: the neutral
+// value that sparse representations leave out. Associativity is the caller's
+// promise (as with MPI_Op_create); commutativity is declared, never guessed.
+
+#include <concepts>
+#include <type_traits>
+
+#include <boost/mpi/operations.hpp>
+
+namespace sparse_reduce {
+
+// identity_element<Op, T>::value(op) returns the neutral element of op over T.
+// Specialise it for your own operation types, or give the operation a member
+// `identity()` (what make_op does). Built-ins are in op/builtin.hpp.
+template <class Op, class T>
+struct identity_element {};
+
+template <class Op, class T>
+    requires requires(const Op& op) {
+        { op.identity() } -> std::convertible_to<T>;
+    }
+struct identity_element<Op, T> {
+    static constexpr T value(const Op& op) { return static_cast<T>(op.identity()); }
+};
+
+// Commutativity trait: false unless declared, as in MPI and Boost.MPI. A
+// specialisation of boost::mpi::is_commutative is honoured.
+template <class Op, class T>
+struct is_commutative : std::bool_constant<boost::mpi::is_commutative<Op, T>::value> {};
+
+template <class Op, class T>
+inline constexpr bool is_commutative_v = is_commutative<Op, T>::value;
+
+template <class Op, class T>
+concept associative_op =
+    std::copy_constructible<Op> && requires(const Op& op, const T& a, const T& b) {
+        { op(a, b) } -> std::convertible_to<T>;
+        { identity_element<Op, T>::value(op) } -> std::convertible_to<T>;
+    };
+
+template <class T, class Op>
+    requires associative_op<Op, T>
+constexpr T identity(const Op& op)
+{
+    return static_cast<T>(identity_element<Op, T>::value(op));
+}
+
+} // namespace sparse_reduce

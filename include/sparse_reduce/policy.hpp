@@ -1,0 +1,53 @@
+#pragma once
+// Reduction policies: which tree, which wire format, which segment size.
+// Aggregates, so call sites read as `policy::k_ary{.k = 4, .wire = wire::rle}`.
+//
+//   wire           wire::adaptive (default: smallest of dense, index/value
+//                  and RLE for every block), wire::dense, wire::index_value,
+//                  wire::rle (float and double)
+//   segment_bytes  the dense size of one window of the index space: the unit
+//                  of pipelining and the size a message is sent at.
+//                  0 = automatic (default_segment_bytes)
+
+#include <cstddef>
+#include <string>
+
+#include "wire/block.hpp"
+
+namespace sparse_reduce {
+
+inline constexpr std::size_t default_segment_bytes = 128 * 1024;
+
+namespace policy {
+
+struct binomial {
+    wire::format wire = wire::adaptive;
+    std::size_t segment_bytes = 0;
+};
+struct k_ary {
+    int k = 0; // 0: chosen by the library
+    wire::format wire = wire::adaptive;
+    std::size_t segment_bytes = 0;
+};
+struct binary {
+    wire::format wire = wire::adaptive;
+    std::size_t segment_bytes = 0;
+};
+struct chain {
+    wire::format wire = wire::adaptive;
+    std::size_t segment_bytes = 0;
+};
+struct automatic {
+    wire::format wire = wire::adaptive;
+    std::size_t segment_bytes = 0;
+};
+
+} // namespace policy
+
+template <class P>
+concept reduce_policy = requires(const P& p) {
+    { p.wire } -> std::convertible_to<wire::format>;
+    { p.segment_bytes } -> std::convertible_to<std::size_t>;
+};
+
+} // namespace sparse_reduce

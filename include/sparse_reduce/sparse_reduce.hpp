@@ -1,0 +1,37 @@
+#pragma once
+// SparseReduce: reduce sparse vectors across MPI ranks.
+// Layers, each in its own folder:
+//   op/      operator concept, identities, commutativity, custom ops
+//   repr/    representations: dense adapters, index_value_vector, rle_vector, Eigen
+//   kernel/  combine kernels (a ⊗ b for every pair) and conversions
+//   wire/    the adaptive block encoding that travels between ranks
+//   tree/    reduction trees as plain data (binomial, k-ary, binary, chain)
+//   exec/    the per-rank state machine and the Boost.MPI executor
+//   collective/  the public collectives: reduce and its plan
+
+#include "version.hpp"
+#include "error.hpp"
+
+#include "op/associative_op.hpp"
+#include "op/builtin.hpp"
+#include "op/make_op.hpp"
+
+#include "repr/representation.hpp"
+#include "repr/index_value_vector.hpp"
+#include "repr/rle_vector.hpp"
+#include "repr/eigen.hpp"
+
+#include "kernel/combine.hpp"
+#include "kernel/convert.hpp"
+
+#include "wire/block.hpp"
+
+#include "tree/tree.hpp"
+#include "tree/binomial.hpp"
+#include "tree/k_ary.hpp"
+#include "tree/binary.hpp"
+#include "tree/chain.hpp"
+
+#include "policy.hpp"
+#include "report.hpp"
+#include "collective/reduce.hpp"

@@ -1,0 +1,32 @@
+#pragma once
+/*
+ In-order binary tree: node m = middle of [lo, hi) receives the left half
+ [lo, m) and the right half (m, hi), folding left ⊗ own ⊗ right; depth
+ floor(log2 P). Its top is the middle rank; for non-commutative operations
+ that top forwards the result to any other root (as Open MPI's in-order
+ binary tree does), for commutative ones the tree is rotated instead.
+
+   P = 7:        3
+               /   \
+              1     5
+             / \   / \
+            0   2 4   6
+*/
+
+#include "tree.hpp"
+
+namespace sparse_reduce {
+
+inline tree binary_tree(int size, int root, bool commutative)
+{
+    tree t = detail::build_interval_tree(size, [](int lo, int hi, std::vector<detail::interval>& out) {
+        const int mid = lo + (hi - lo) / 2;
+        if (lo < mid) out.push_back({lo, mid});
+        if (mid + 1 < hi) out.push_back({mid + 1, hi});
+        return mid;
+    });
+    t.name = "binary";
+    return detail::place_root(std::move(t), root, commutative);
+}
+
+} // namespace sparse_reduce

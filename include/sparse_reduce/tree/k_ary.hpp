@@ -1,0 +1,35 @@
+#pragma once
+/*
+ k-ary tree in pre-order: node lo of interval [lo, hi) receives from k
+ children heading k near-equal contiguous slices of (lo, hi); depth about
+ log_k P, fold in rank order.
+
+   k = 3, P = 10:        0
+                     /   |    \
+                    1    4     7
+                   / \  / \   / \
+                  2  3 5   6 8   9
+*/
+
+#include "tree.hpp"
+
+namespace sparse_reduce {
+
+inline tree k_ary_tree(int size, int root, bool commutative, int k)
+{
+    if (k < 1) detail::fail("k_ary tree needs k >= 1, got " + std::to_string(k));
+    tree t = detail::build_interval_tree(size, [k](int lo, int hi, std::vector<detail::interval>& out) {
+        const int rest = hi - lo - 1, parts = std::min(k, rest);
+        int at = lo + 1;
+        for (int j = 0; j < parts; ++j) {
+            const int len = rest / parts + (j < rest % parts ? 1 : 0);
+            out.push_back({at, at + len});
+            at += len;
+        }
+        return lo;
+    });
+    t.name = "k_ary(k=" + std::to_string(k) + ")";
+    return detail::place_root(std::move(t), root, commutative);
+}
+
+} // namespace sparse_reduce

@@ -1,0 +1,313 @@
+#pragma once
+// The adaptive block encoding: one block of the index space on the wire, in
+// whichever of three forms is smallest, marked by a one-byte tag.
+//
+//   +-----+-------+---------+----------------------------------------------+
+//   | tag | 0 0 0 | count32 | payload, each array padded to 8 bytes       |
+//   +-----+-------+---------+----------------------------------------------+
+//   tag 0 dense          count = block length; count values
+//   tag 1 index_value16  count entries: count u16 offsets, count values
+//   tag 2 index_value32  count entries: count u32 offsets, count values
+//   tag 3 rle            count words of the NaN-marker RLE (float, double)
+//
+// Offsets are relative to the block's first index; the block length is known
+// to both sides. The 8-byte header keeps every payload 8-aligned, so a
+// receiver reads values in place. Adaptive never picks a form larger than
+// dense, so incompressible data costs dense plus the 8-byte header.
+// Decoding checks everything it reads: a wrong tag, a count past the buffer,
+// offsets out of order or out of range, a malformed RLE stream all throw
+// sparse_reduce::error, and nothing is read outside the given bytes.
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <string>
+#include <type_traits>
+
+#include "../detail/value_equal.hpp"
+#include "../error.hpp"
+#include "../kernel/entry_stream.hpp"
+#include "../repr/rle_codec.hpp"
+
+namespace sparse_reduce {
+namespace wire {
+
+// What a collective may put on the wire (policies carry it as `.wire`).
+enum class format : std::uint8_t { adaptive, dense, index_value, rle };
+inline constexpr format adaptive = format::adaptive;       // smallest form per block (default)
+inline constexpr format dense = format::dense;
+inline constexpr format index_value = format::index_value;
+inline constexpr format rle = format::rle;                 // float and double only
+
+inline const char* to_string(format f)
+{
+    switch (f) {
+    case format::dense: return "dense";
+    case format::index_value: return "index_value";
+    case format::rle: return "rle";
+    default: return "adaptive";
+    }
+}
+
+enum class block_tag : std::uint8_t { dense = 0, index_value16 = 1, index_value32 = 2, rle = 3 };
+
+inline constexpr std::size_t header_bytes = 8;
+constexpr std::size_t padded(std::size_t bytes) { return (bytes + 7) & ~std::size_t{7}; }
+
+template <class T>
+concept wire_value = std::is_trivially_copyable_v<T> && alignof(T) <= 8;
+
+// Sizes of each form for a block of `len` elements holding `entries` values
+// that are not the identity and, for RLE, `rle_words` encoded words.
+template <wire_value T>
+constexpr std::size_t dense_bytes(std::size_t len) { return header_bytes + padded(len * sizeof(T)); }
+template <wire_value T>
+constexpr std::size_t index_value_bytes(std::size_t len, std::size_t entries)
+{
+    const std::size_t offset_size = len <= 65536 ? 2 : 4;
+    return header_bytes + padded(entries * offset_size) + padded(entries * sizeof(T));
+}
+template <wire_value T>
+constexpr std::size_t rle_bytes(std::size_t words) { return header_bytes + padded(words * sizeof(T)); }
+
+// Largest block a format can produce for `len` elements: what a receive
+// buffer must hold.
+template <wire_value T>
+constexpr std::size_t max_block_bytes(std::size_t len, format f = format::adaptive)
+{
+    switch (f) {
+    case format::index_value: return index_value_bytes<T>(len, len);
+    case format::rle: return rle_bytes<T>(detail::rle::max_words(len));
+    default: return dense_bytes<T>(len);
+    }
+}
+
+namespace detail {
+
+using sparse_reduce::detail::fail;
+using sparse_reduce::detail::same_value;
+
+// Counts what each form would cost, from one pass over the entries.
+template <class T>
+struct block_stats {
+    std::size_t entries = 0;
+    std::size_t rle_words = 0;
+};
+
+template <class T>
+std::size_t rle_gap_words(std::size_t gap, const T& id)
+{
+    if constexpr (rle_value<T>) {
+        constexpr std::size_t max_run = sparse_reduce::detail::rle::layout<T>::max_run;
+        const std::size_t rest = gap % max_run;
+        return gap / max_run + (rest == 0 ? 0 : rest == 1 ? 1 + sparse_reduce::detail::rle::is_marker(id) : 1);
+    } else {
+        return 0;
+    }
+}
+
+template <class T, class Reader>
+block_stats<T> measure(Reader r, std::size_t len, const T& id)
+{
+    block_stats<T> s;
+    std::size_t pos = 0;
+    for (; !r.done(); r.next()) {
+        if (same_value(r.value(), id)) continue;
+        ++s.entries;
+        if constexpr (rle_value<T>) {
+            s.rle_words += rle_gap_words(r.index() - pos, id) + 1 + sparse_reduce::detail::rle::is_marker(r.value());
+            pos = r.index() + 1;
+        }
+    }
+    if constexpr (rle_value<T>) s.rle_words += rle_gap_words(len - pos, id);
+    return s;
+}
+
+inline void write_header(std::byte* out, block_tag tag, std::uint32_t count)
+{
+    out[0] = static_cast<std::byte>(tag);
+    out[1] = out[2] = out[3] = std::byte{0};
+    std::memcpy(out + 4, &count, 4);
+}
+
+template <class T>
+std::uint32_t checked_count(std::size_t n)
+{
+    if (n > 0xffffffffu) fail("block of " + std::to_string(n) + " elements is too long for the wire");
+    return static_cast<std::uint32_t>(n);
+}
+
+template <class T, class Offset, class Reader>
+std::size_t write_index_value(Reader r, std::size_t entries, const T& id, block_tag tag, std::byte* out)
+{
+    write_header(out, tag, checked_count<T>(entries));
+    const std::size_t offset_bytes = padded(entries * sizeof(Offset)), value_bytes = padded(entries * sizeof(T));
+    std::memset(out + header_bytes, 0, offset_bytes + value_bytes); // padding goes out zeroed
+    auto* off = reinterpret_cast<Offset*>(out + header_bytes);
+    auto* val = reinterpret_cast<T*>(out + header_bytes + offset_bytes);
+    std::size_t n = 0;
+    for (; !r.done(); r.next()) {
+        if (same_value(r.value(), id)) continue;
+        off[n] = static_cast<Offset>(r.index());
+        val[n++] = r.value();
+    }
+    return header_bytes + offset_bytes + value_bytes;
+}
+
+} // namespace detail
+
+// Encodes the entries of `r` (indices relative to the block, all below len)
+// as one block at `out` (8-aligned, room for max_block_bytes<T>(len, f)).
+// Returns the bytes written, a multiple of 8.
+template <wire_value T, class Reader>
+std::size_t encode_block(Reader r, std::size_t len, const T& id, format f, std::byte* out)
+{
+    detail::checked_count<T>(len);
+    const auto s = detail::measure<T>(r, len, id);
+    if (f == format::adaptive) {
+        std::size_t best = dense_bytes<T>(len);
+        f = format::dense;
+        if (index_value_bytes<T>(len, s.entries) < best) {
+            best = index_value_bytes<T>(len, s.entries);
+            f = format::index_value;
+        }
+        if constexpr (rle_value<T>)
+            if (rle_bytes<T>(s.rle_words) < best) f = format::rle;
+    }
+    switch (f) {
+    case format::index_value:
+        return len <= 65536
+                   ? detail::write_index_value<T, std::uint16_t>(r, s.entries, id, block_tag::index_value16, out)
+                   : detail::write_index_value<T, std::uint32_t>(r, s.entries, id, block_tag::index_value32, out);
+    case format::rle:
+        if constexpr (rle_value<T>) {
+            detail::write_header(out, block_tag::rle, detail::checked_count<T>(s.rle_words));
+            T* words = reinterpret_cast<T*>(out + header_bytes);
+            sparse_reduce::detail::rle_sink<T> sink(words, len, id);
+            sparse_reduce::detail::drain(r, sink);
+            sink.finish();
+            std::memset(reinterpret_cast<std::byte*>(words + sink.words()), 0,
+                        rle_bytes<T>(sink.words()) - header_bytes - sink.words() * sizeof(T));
+            return rle_bytes<T>(sink.words());
+        } else {
+            detail::fail("the rle wire format needs float or double values");
+        }
+    default: {
+        detail::write_header(out, block_tag::dense, static_cast<std::uint32_t>(len));
+        T* val = reinterpret_cast<T*>(out + header_bytes);
+        if constexpr (requires { r.source(); }) {
+            if (len) std::memcpy(static_cast<void*>(val), r.source().data(), len * sizeof(T));
+        } else {
+            std::fill(val, val + len, id);
+            for (; !r.done(); r.next()) val[r.index()] = r.value();
+        }
+        std::memset(reinterpret_cast<std::byte*>(val + len), 0, padded(len * sizeof(T)) - len * sizeof(T));
+        return dense_bytes<T>(len);
+    }
+    }
+}
+
+// Encodes a dense block.
+template <wire_value T>
+std::size_t encode_block(std::span<const T> block, const T& id, format f, std::byte* out)
+{
+    return encode_block<T>(sparse_reduce::detail::dense_reader<T>(block, id), block.size(), id, f, out);
+}
+
+// A decoded block, read in place from the buffer.
+template <class T>
+struct block_view {
+    block_tag tag;
+    std::size_t length;      // block length (elements)
+    std::size_t count;       // dense: length; index_value: entries; rle: words
+    const void* offsets;     // index_value only
+    const T* values;         // dense values, entry values, or rle words
+    std::size_t bytes;       // bytes the block occupies in the buffer
+};
+
+// Parses the block at the front of `bytes` for a block of `len` elements.
+// Checks the header and sizes; the entries themselves are checked by the
+// reader that visit_block hands out.
+template <wire_value T>
+block_view<T> parse_block(std::span<const std::byte> bytes, std::size_t len)
+{
+    if (bytes.size() < header_bytes) detail::fail("malformed block: truncated header");
+    if (reinterpret_cast<std::uintptr_t>(bytes.data()) % 8 != 0) detail::fail("malformed block: misaligned buffer");
+    const auto tag = static_cast<std::uint8_t>(bytes[0]);
+    std::uint32_t count;
+    std::memcpy(&count, bytes.data() + 4, 4);
+    const std::byte* payload = bytes.data() + header_bytes;
+    block_view<T> v{static_cast<block_tag>(tag), len, count, nullptr, nullptr, 0};
+    auto need = [&](std::size_t n) {
+        if (n > bytes.size()) detail::fail("malformed block: truncated, it needs " + std::to_string(n) + " bytes of " +
+                                           std::to_string(bytes.size()));
+        v.bytes = n;
+    };
+    switch (v.tag) {
+    case block_tag::dense:
+        if (count != len) detail::fail("malformed block: dense count " + std::to_string(count) + " for a block of " +
+                                       std::to_string(len));
+        need(dense_bytes<T>(len));
+        v.values = reinterpret_cast<const T*>(payload);
+        break;
+    case block_tag::index_value16:
+    case block_tag::index_value32: {
+        if (count > len) detail::fail("malformed block: " + std::to_string(count) + " entries in a block of " +
+                                      std::to_string(len));
+        const std::size_t osize = v.tag == block_tag::index_value16 ? 2 : 4;
+        if (osize == 2 && len > 65536) detail::fail("malformed block: 16-bit offsets for a block of " + std::to_string(len));
+        need(header_bytes + padded(count * osize) + padded(count * sizeof(T)));
+        v.offsets = payload;
+        v.values = reinterpret_cast<const T*>(payload + padded(count * osize));
+        break;
+    }
+    case block_tag::rle:
+        if constexpr (!rle_value<T>) detail::fail("malformed block: rle block for a type that has no rle form");
+        if (count > sparse_reduce::detail::rle::max_words(len)) detail::fail("malformed block: rle block longer than its worst case");
+        need(rle_bytes<T>(count));
+        v.values = reinterpret_cast<const T*>(payload);
+        break;
+    default: detail::fail("malformed block: unknown tag " + std::to_string(tag));
+    }
+    return v;
+}
+
+// Calls f(reader) with an entry reader over the block (indices relative to it).
+template <wire_value T, class F>
+decltype(auto) visit_block(const block_view<T>& v, const T& id, F&& f)
+{
+    namespace d = sparse_reduce::detail;
+    switch (v.tag) {
+    case block_tag::index_value16:
+        return f(d::sparse_reader<T, std::uint16_t>({static_cast<const std::uint16_t*>(v.offsets), v.count},
+                                                    {v.values, v.count}, v.length));
+    case block_tag::index_value32:
+        return f(d::sparse_reader<T, std::uint32_t>({static_cast<const std::uint32_t*>(v.offsets), v.count},
+                                                    {v.values, v.count}, v.length));
+    case block_tag::rle:
+        if constexpr (rle_value<T>) return f(d::rle_reader<T>({v.values, v.count}, v.length, id));
+        [[fallthrough]];
+    default: return f(d::dense_reader<T>({v.values, v.length}, id));
+    }
+}
+
+// Writes a block into a dense array of its length: dense blocks are copied
+// as they are, the others fill the identity and place their entries.
+template <wire_value T>
+void decode_block_into(const block_view<T>& v, const T& id, std::span<T> out)
+{
+    if (out.size() != v.length) detail::fail("decode_block_into: output length differs from the block's");
+    if (v.tag == block_tag::dense) {
+        if (v.length) std::memcpy(static_cast<void*>(out.data()), v.values, v.length * sizeof(T));
+        return;
+    }
+    visit_block(v, id, [&](auto reader) {
+        sparse_reduce::detail::dense_sink<T> sink(out, id);
+        sparse_reduce::detail::drain(reader, sink);
+    });
+}
+
+} // namespace wire
+} // namespace sparse_reduce

@@ -1,0 +1,211 @@
+#!/usr/bin/env bash
+# The one test command of SparseReduce (CI runs it through .ci/run).
+#
+# Steps:
+#   1. install-deps   scripts/install-deps.sh (no-op when everything is there)
+#   2. release        configure, build and run every CTest test (preset release)
+#   3. sanitize       ASan+UBSan build of unit_tests, ctest -L unit (preset asan)
+#   4. fuzz           clang libFuzzer build of fuzz_decoders, smoke ctest, then
+#                     a ${SPARSE_REDUCE_FUZZ_SECONDS:-60} s fuzzing run
+#   5. install        install build/release to a temp prefix, build
+#                     example/consumer against it, run it on 4 ranks
+#   6. bench-smoke    only with SPARSE_REDUCE_BENCH_SMOKE=1: a very short
+#                     kernel_bench run
+#
+# For local iteration: SPARSE_REDUCE_SKIP_SANITIZE=1 skips step 3,
+# SPARSE_REDUCE_SKIP_FUZZ=1 skips step 4. CI sets neither.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+ROOT=$PWD
+export LC_NUMERIC=C
+
+# Open MPI: allow running as root (CI, containers) and more ranks than cores.
+# No OMPI_MCA_btl_vader_single_copy_mechanism override: on this machine CMA
+# works and Open MPI prints no warnings without it.
+export OMPI_ALLOW_RUN_AS_ROOT=1
+export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_rmaps_base_oversubscribe=1
+
+FUZZ_SECONDS=${SPARSE_REDUCE_FUZZ_SECONDS:-60}
+LOG_DIR=$ROOT/build/test-logs
+mkdir -p "$LOG_DIR"
+
+# --------------------------------------------------------------------------
+# Step bookkeeping: every step is announced, timed and listed at the end, also
+# when a step fails (set -e exits, the EXIT trap prints the summary).
+# --------------------------------------------------------------------------
+step_names=()
+step_secs=()
+step_results=()
+current_step=""
+step_start=""
+script_start=$EPOCHREALTIME
+temp_dirs=()
+
+seconds_since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }'; }
+
+step_begin() {
+    current_step=$1
+    step_start=$EPOCHREALTIME
+    echo
+    echo "== $1 =="
+}
+
+step_end() {
+    local secs
+    secs=$(seconds_since "$step_start")
+    step_names+=("$current_step")
+    step_secs+=("$secs")
+    step_results+=("passed")
+    echo "== $current_step: passed in ${secs} s =="
+    current_step=""
+}
+
+step_skip() {
+    echo
+    echo "== $1: skipped ($2) =="
+    step_names+=("$1")
+    step_secs+=("-")
+    step_results+=("skipped")
+}
+
+finish() {
+    local rc=$? i passed=0 failed=0 skipped=0
+    if [[ -n "$current_step" ]]; then
+        step_names+=("$current_step")
+        step_secs+=("$(seconds_since "$step_start")")
+        step_results+=("FAILED")
+    fi
+    if ((${#temp_dirs[@]})); then
+        rm -rf -- "${temp_dirs[@]}"
+    fi
+    echo
+    echo "== summary =="
+    for i in "${!step_names[@]}"; do
+        printf '  %-14s %-8s %8s s\n' "${step_names[$i]}" "${step_results[$i]}" "${step_secs[$i]}"
+        case ${step_results[$i]} in
+            passed) passed=$((passed + 1)) ;;
+            skipped) skipped=$((skipped + 1)) ;;
+            *) failed=$((failed + 1)) ;;
+        esac
+    done
+    printf '  %-14s %-8s %8s s\n' "total" "" "$(seconds_since "$script_start")"
+    if ((rc != 0)); then
+        # shellcheck disable=SC2016 # the quotes are literal text, $current_step expands
+        echo "test.sh: FAILED (exit code $rc)${current_step:+ in step '$current_step'}; logs in build/test-logs/"
+        ((failed > 0)) || failed=1
+    else
+        echo "test.sh: all steps passed"
+    fi
+    echo "steps: $passed passed, $failed failed, $skipped skipped"
+    exit "$rc"
+}
+trap finish EXIT
+
+is_open_mpi() { mpiexec --version 2>&1 | grep -qE 'Open MPI|OpenRTE'; }
+
+# --------------------------------------------------------------------------
+# 1. dependencies
+# --------------------------------------------------------------------------
+step_begin "install-deps"
+scripts/install-deps.sh
+step_end
+
+# --------------------------------------------------------------------------
+# 2. release build, all tests
+# --------------------------------------------------------------------------
+step_begin "release"
+cmake --preset release
+cmake --build --preset release -j2
+ctest --preset release 2>&1 | tee "$LOG_DIR/ctest-release.log"
+step_end
+
+# --------------------------------------------------------------------------
+# 3. sanitizers (unit tests only: ASan under Open MPI's launcher is noisy)
+# --------------------------------------------------------------------------
+if [[ "${SPARSE_REDUCE_SKIP_SANITIZE:-0}" == 1 ]]; then
+    step_skip "sanitize" "SPARSE_REDUCE_SKIP_SANITIZE=1"
+else
+    step_begin "sanitize"
+    export ASAN_OPTIONS=detect_leaks=1
+    export UBSAN_OPTIONS=print_stacktrace=1
+    cmake --preset asan
+    cmake --build --preset asan -j2 --target unit_tests
+    ctest --preset asan 2>&1 | tee "$LOG_DIR/ctest-asan.log"
+    step_end
+fi
+
+# --------------------------------------------------------------------------
+# 4. fuzzing
+# --------------------------------------------------------------------------
+if [[ "${SPARSE_REDUCE_SKIP_FUZZ:-0}" == 1 ]]; then
+    step_skip "fuzz" "SPARSE_REDUCE_SKIP_FUZZ=1"
+else
+    step_begin "fuzz"
+    cmake --preset fuzz
+    cmake --build --preset fuzz -j2 --target fuzz_decoders
+    ctest --preset fuzz 2>&1 | tee "$LOG_DIR/ctest-fuzz.log"
+
+    corpus=$ROOT/build/fuzz/corpus
+    artifacts=$ROOT/build/fuzz/artifacts
+    mkdir -p "$corpus" "$artifacts"
+    corpus_dirs=("$corpus") # new inputs are written to the first directory only
+    if [[ -d test/fuzz/corpus ]]; then
+        corpus_dirs+=("$ROOT/test/fuzz/corpus")
+    fi
+    fuzz_log=$LOG_DIR/fuzz_decoders.log
+    echo "fuzzing fuzz_decoders for ${FUZZ_SECONDS} s (corpus ${corpus#"$ROOT"/}, log ${fuzz_log#"$ROOT"/})"
+    if ! build/fuzz/fuzz_decoders \
+            -max_total_time="$FUZZ_SECONDS" -timeout=10 -rss_limit_mb=2048 \
+            -print_final_stats=1 -artifact_prefix="$artifacts/" \
+            "${corpus_dirs[@]}" >"$fuzz_log" 2>&1; then
+        tail -n 120 "$fuzz_log"
+        echo "fuzz_decoders FAILED; reproducer(s) in build/fuzz/artifacts/:"
+        ls -l "$artifacts"
+        echo "replay with: build/fuzz/fuzz_decoders build/fuzz/artifacts/<file>"
+        exit 1
+    fi
+    grep -E '^(Done|stat::|INFO: -max_total_time)|^#[0-9]+\s+DONE' "$fuzz_log" || tail -n 10 "$fuzz_log"
+    echo "corpus now holds $(find "$corpus" -type f | wc -l) inputs"
+    step_end
+fi
+
+# --------------------------------------------------------------------------
+# 5. install + find_package(SparseReduce) from a separate project
+# --------------------------------------------------------------------------
+step_begin "install"
+prefix=$(mktemp -d "${TMPDIR:-/tmp}/sparse_reduce-prefix.XXXXXX")
+consumer_build=$(mktemp -d "${TMPDIR:-/tmp}/sparse_reduce-consumer.XXXXXX")
+temp_dirs+=("$prefix" "$consumer_build")
+cmake --install build/release --prefix "$prefix"
+cmake -S example/consumer -B "$consumer_build" \
+    -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release
+found_dir=$(sed -n 's/^SparseReduce_DIR:PATH=//p' "$consumer_build/CMakeCache.txt")
+if [[ "$found_dir" != "$prefix/lib/cmake/SparseReduce" ]]; then
+    echo "consumer found SparseReduce in '$found_dir', not in the fresh install $prefix" >&2
+    exit 1
+fi
+cmake --build "$consumer_build" -j2
+oversubscribe=()
+if is_open_mpi; then oversubscribe=(--oversubscribe); fi
+consumer_out=$(mpiexec -n 4 "${oversubscribe[@]}" "$consumer_build/consumer")
+echo "$consumer_out"
+if [[ "$consumer_out" != *"consumer: 4 ranks"* ]]; then
+    echo "consumer did not report 4 ranks" >&2
+    exit 1
+fi
+step_end
+
+# --------------------------------------------------------------------------
+# 6. optional benchmark smoke run
+# --------------------------------------------------------------------------
+if [[ "${SPARSE_REDUCE_BENCH_SMOKE:-0}" != 1 ]]; then
+    step_skip "bench-smoke" "set SPARSE_REDUCE_BENCH_SMOKE=1 to run"
+elif [[ ! -x build/release/benchmark/kernel_bench ]]; then
+    step_skip "bench-smoke" "build/release/benchmark/kernel_bench was not built"
+else
+    step_begin "bench-smoke"
+    build/release/benchmark/kernel_bench --benchmark_min_time=0.01 --benchmark_filter=.
+    step_end
+fi

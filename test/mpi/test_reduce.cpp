@@ -1,0 +1,302 @@
+// sparse_reduce::reduce against the serial fold, at 1, 2, 3, 4, 5 and 8 ranks:
+// every policy × wire format × operation × input pattern × root, the
+// representations in and out, the dense drop-in, plans, bytes on the wire,
+// and the error cases (which must end in exceptions, never in a hang).
+
+#define BOOST_TEST_MODULE reduce
+#include "mpi_fixture.hpp"
+
+#include "../support/reference.hpp"
+
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace sr = sparse_reduce;
+using namespace sparse_reduce_test;
+
+namespace {
+
+enum class pattern { uniform, zipf, identical, disjoint, one_dense_rest_empty, all_empty };
+const pattern all_patterns[] = {pattern::uniform,   pattern::zipf, pattern::identical,
+                                pattern::disjoint,  pattern::one_dense_rest_empty, pattern::all_empty};
+
+// Rank r's input for one case; the root regenerates every rank's.
+template <class T, class Op>
+std::vector<T> input_of(int rank, int ranks, std::size_t n, double density, pattern p, const Op& op, unsigned salt)
+{
+    std::mt19937_64 rng(salt * 7919u + (p == pattern::identical ? 0u : static_cast<unsigned>(rank)));
+    switch (p) {
+    case pattern::zipf: return random_dense<T>(rng, n, density, op, placement::zipf);
+    case pattern::disjoint: return random_dense<T>(rng, n, density, op, placement::disjoint, rank, ranks);
+    case pattern::one_dense_rest_empty:
+        return rank == ranks / 2 ? random_dense<T>(rng, n, 1.0, op) : std::vector<T>(n, sr::identity<T>(op));
+    case pattern::all_empty: return std::vector<T>(n, sr::identity<T>(op));
+    default: return random_dense<T>(rng, n, density, op, placement::uniform);
+    }
+}
+
+template <class T, class Op>
+std::vector<T> serial_fold(int ranks, std::size_t n, double density, pattern p, const Op& op, unsigned salt)
+{
+    std::vector<T> acc(n, sr::identity<T>(op));
+    for (int r = 0; r < ranks; ++r) acc = dense_fold(acc, input_of<T>(r, ranks, n, density, p, op, salt), op);
+    return acc;
+}
+
+template <class T>
+bool matches(const std::vector<T>& got, const std::vector<T>& want)
+{
+    if (got.size() != want.size()) return false;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+        if constexpr (std::is_floating_point_v<T>) {
+            if (got[i] == want[i]) continue; // also the infinities of min and max
+            if (!(std::abs(got[i] - want[i]) <= 1e-12 * std::max<T>(1, std::abs(want[i])))) return false;
+        } else if (!(got[i] == want[i])) {
+            return false;
+        }
+    }
+    return true;
+}
+
+using any_policy = std::variant<sr::policy::binomial, sr::policy::k_ary, sr::policy::binary, sr::policy::chain,
+                                sr::policy::automatic>;
+
+std::vector<any_policy> policies(sr::wire::format w, std::size_t seg)
+{
+    return {sr::policy::binomial{w, seg}, sr::policy::k_ary{3, w, seg}, sr::policy::binary{w, seg},
+            sr::policy::chain{w, seg}, sr::policy::automatic{w, seg}};
+}
+
+// One case through dense std::vector in and out; true when the root's result
+// matches the serial fold (agreed on by all ranks).
+template <class T, class Op>
+bool check_case(const any_policy& pol, int root, std::size_t n, double density, pattern p, const Op& op, unsigned salt)
+{
+    auto& comm = world();
+    const auto in = input_of<T>(comm.rank(), comm.size(), n, density, p, op, salt);
+    std::vector<T> out;
+    std::visit([&](const auto& policy) { sr::reduce(comm, in, out, op, root, policy); }, pol);
+    bool ok = true;
+    if (comm.rank() == root) ok = matches(out, serial_fold<T>(comm.size(), n, density, p, op, salt));
+    else ok = out.empty(); // written on the root only
+    return all_ok(ok);
+}
+
+std::vector<int> roots()
+{
+    const int p = world().size();
+    return {0, p - 1, p / 2};
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(every_policy_wire_pattern_root_plus_double)
+{
+    unsigned salt = 1;
+    for (auto w : {sr::wire::adaptive, sr::wire::dense, sr::wire::index_value, sr::wire::rle})
+        for (std::size_t seg : {std::size_t{0}, std::size_t{512}})
+            for (const auto& pol : policies(w, seg))
+                for (int root : roots())
+                    for (pattern p : all_patterns)
+                        BOOST_TEST(check_case<double>(pol, root, 3001, 0.05, p, std::plus<>{}, ++salt),
+                                   "policy " << pol.index() << " wire " << int(w) << " seg " << seg << " root "
+                                             << root << " pattern " << int(p));
+}
+
+BOOST_AUTO_TEST_CASE(min_max_bit_or_and_non_commutative)
+{
+    unsigned salt = 1000;
+    for (std::size_t seg : {std::size_t{0}, std::size_t{256}})
+        for (const auto& pol : policies(sr::wire::adaptive, seg))
+            for (int root : roots())
+                for (pattern p : {pattern::uniform, pattern::zipf, pattern::one_dense_rest_empty}) {
+                    BOOST_TEST(check_case<double>(pol, root, 2000, 0.1, p, sr::min{}, ++salt));
+                    BOOST_TEST(check_case<float>(pol, root, 2000, 0.1, p, boost::mpi::maximum<float>{}, ++salt));
+                    BOOST_TEST(check_case<std::int64_t>(pol, root, 2000, 0.1, p, std::bit_or<>{}, ++salt));
+                    BOOST_TEST(check_case<affine>(pol, root, 1500, 0.2, p, compose{}, ++salt),
+                               "affine policy " << pol.index() << " root " << root << " pattern " << int(p));
+                }
+}
+
+BOOST_AUTO_TEST_CASE(dimensions_zero_and_one)
+{
+    for (const auto& pol : policies(sr::wire::adaptive, 0))
+        for (int root : roots())
+            for (std::size_t n : {0u, 1u}) {
+                BOOST_TEST(check_case<double>(pol, root, n, 1.0, pattern::uniform, std::plus<>{}, 5));
+                BOOST_TEST(check_case<affine>(pol, root, n, 1.0, pattern::uniform, compose{}, 6));
+            }
+}
+
+BOOST_AUTO_TEST_CASE(representations_in_and_out)
+{
+    auto& comm = world();
+    const std::size_t n = 5000;
+    const std::plus<> op;
+    for (int root : roots()) {
+        const auto dense = input_of<double>(comm.rank(), comm.size(), n, 0.02, pattern::uniform, op, 77);
+        const auto want = serial_fold<double>(comm.size(), n, 0.02, pattern::uniform, op, 77);
+        const bool at_root = comm.rank() == root;
+        // Eigen::SparseVector in and out
+        Eigen::SparseVector<double> ein, eout;
+        sr::convert_into(ein, dense);
+        sr::reduce(comm, ein, eout, op, root, sr::policy::binomial{});
+        BOOST_TEST(all_ok(!at_root || matches(sr::to_dense(eout), want)));
+        // index_value_vector in, rle_vector out
+        sr::rle_vector<double> rout;
+        sr::reduce(comm, sr::to_index_value(dense), rout, op, root, sr::policy::binary{});
+        BOOST_TEST(all_ok(!at_root || matches(sr::to_dense(rout), want)));
+        // rle_vector in, Eigen dense out
+        Eigen::VectorXd vout;
+        sr::reduce(comm, sr::to_rle(dense), vout, op, root, sr::policy::chain{.wire = sr::wire::rle});
+        BOOST_TEST(all_ok(!at_root || matches(std::vector<double>(vout.data(), vout.data() + vout.size()), want)));
+        // the dense drop-in: spans over caller-owned buffers
+        std::vector<double> buffer(n, -1.0);
+        sr::reduce(comm, std::span<const double>(dense), std::span<double>(buffer), op, root);
+        BOOST_TEST(all_ok(!at_root || matches(buffer, want)));
+        if (!at_root) BOOST_TEST(buffer == std::vector<double>(n, -1.0)); // untouched off the root
+        // in place at the root: in and out are the same buffer
+        std::vector<double> inout = dense;
+        sr::reduce(comm, std::span<const double>(inout), std::span<double>(inout), op, root, sr::policy::k_ary{.k = 2});
+        BOOST_TEST(all_ok(!at_root || matches(inout, want)));
+    }
+}
+
+BOOST_AUTO_TEST_CASE(plans_are_reusable)
+{
+    auto& comm = world();
+    const int root = comm.size() - 1;
+    auto plan = sr::make_plan(comm, root, 4000, sr::policy::k_ary{.k = 3, .segment_bytes = 1024});
+    for (unsigned it = 0; it < 5; ++it) {
+        const auto in = input_of<double>(comm.rank(), comm.size(), 4000, 0.01 * (it + 1), pattern::zipf, std::plus<>{}, it);
+        sr::index_value_vector<double> out;
+        const auto rep = plan.reduce(sr::to_index_value(in), out, std::plus<>{});
+        BOOST_TEST(rep.algorithm.find("k_ary(k=3)") != std::string::npos);
+        const auto want = serial_fold<double>(comm.size(), 4000, 0.01 * (it + 1), pattern::zipf, std::plus<>{}, it);
+        BOOST_TEST(all_ok(comm.rank() != root || matches(sr::to_dense(out), want)));
+        // the same plan serves a non-commutative operation too
+        const auto a = input_of<affine>(comm.rank(), comm.size(), 4000, 0.05, pattern::uniform, compose{}, it);
+        std::vector<affine> aout;
+        plan.reduce(a, aout, compose{});
+        BOOST_TEST(all_ok(comm.rank() != root ||
+                          matches(aout, serial_fold<affine>(comm.size(), 4000, 0.05, pattern::uniform, compose{}, it))));
+    }
+}
+
+BOOST_AUTO_TEST_CASE(bytes_on_the_wire_against_a_dense_reduce)
+{
+    auto& comm = world();
+    if (comm.size() < 2) return;
+    const std::size_t n = std::size_t{1} << 20;
+    const double dense_bytes = static_cast<double>(comm.size() - 1) * static_cast<double>(n) * sizeof(double);
+    for (double density : {0.001, 1.0}) {
+        const auto in = input_of<double>(comm.rank(), comm.size(), n, density, pattern::uniform, std::plus<>{}, 9);
+        std::vector<double> out;
+        const auto rep = sr::reduce(comm, in, out, std::plus<>{}, 0, sr::policy::binomial{});
+        const double total = static_cast<double>(boost::mpi::all_reduce(comm, rep.bytes_sent, std::plus<>{}));
+        BOOST_TEST_MESSAGE("density " << density << ": " << total << " bytes, " << 100 * total / dense_bytes
+                                      << "% of a dense reduce");
+        if (density < 0.01) BOOST_TEST(total <= 0.03 * dense_bytes);
+        else BOOST_TEST(total <= 1.01 * dense_bytes);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(invalid_root_throws_everywhere_before_sending)
+{
+    auto& comm = world();
+    const std::vector<double> in(10, 1.0);
+    std::vector<double> out;
+    BOOST_CHECK_THROW(sr::reduce(comm, in, out, std::plus<>{}, comm.size()), sr::error);
+    BOOST_CHECK_THROW(sr::reduce(comm, in, out, std::plus<>{}, -1), sr::error);
+    // nothing was left in flight: the next reduction works
+    sr::reduce(comm, in, out, std::plus<>{}, 0);
+    BOOST_TEST(all_ok(comm.rank() != 0 || out == std::vector<double>(10, comm.size())));
+}
+
+BOOST_AUTO_TEST_CASE(dimension_mismatch_ends_in_exceptions)
+{
+    auto& comm = world();
+    if (comm.size() < 2) return;
+    for (const auto& pol : policies(sr::wire::adaptive, 256))
+        for (int root : roots()) {
+            const int odd = (root + 1) % comm.size();
+            const std::vector<double> in(odd == comm.rank() ? 1001 : 1000, 1.0);
+            std::vector<double> out;
+            bool threw = false;
+            std::string what;
+            try {
+                std::visit([&](const auto& p) { sr::reduce(comm, in, out, std::plus<>{}, root, p); }, pol);
+            } catch (const sr::error& e) {
+                threw = true;
+                what = e.what();
+            }
+            if (comm.rank() == root) {
+                BOOST_TEST(threw);
+                BOOST_TEST(what.find("dimension mismatch") != std::string::npos, what);
+            }
+            BOOST_TEST(all_ok(true)); // every rank got here
+        }
+}
+
+BOOST_AUTO_TEST_CASE(a_throwing_op_on_one_rank_ends_in_exceptions)
+{
+    auto& comm = world();
+    for (const auto& pol : policies(sr::wire::adaptive, 0))
+        for (int root : roots()) {
+            // the op throws on the first rank that folds anything (one with children, or the root)
+            auto plan_tree = std::visit([&](const auto& p) { return sr::make_plan(comm, root, 100, p).tree_for(true); }, pol);
+            int victim = root;
+            for (int r = 0; r < comm.size(); ++r)
+                if (!plan_tree.children[static_cast<std::size_t>(r)].empty()) {
+                    victim = r;
+                    break;
+                }
+            const int me = comm.rank();
+            auto op = sr::make_op(
+                [&](double a, double b) -> double {
+                    if (me == victim) throw std::runtime_error("user op failed");
+                    return a + b;
+                },
+                0.0, sr::commutative);
+            const std::vector<double> in(100, 1.0);
+            std::vector<double> out;
+            bool threw = false;
+            std::string what;
+            try {
+                std::visit([&](const auto& p) { sr::reduce(comm, in, out, op, root, p); }, pol);
+            } catch (const sr::error& e) {
+                threw = true;
+                what = e.what();
+            }
+            if (comm.size() > 1 && (me == root || me == victim)) {
+                BOOST_TEST(threw, "rank " << me << " root " << root << " victim " << victim);
+                BOOST_TEST(what.find("rank " + std::to_string(victim)) != std::string::npos, what);
+                BOOST_TEST(what.find("user op failed") != std::string::npos, what);
+            }
+            BOOST_TEST(all_ok(true));
+        }
+}
+
+BOOST_AUTO_TEST_CASE(a_corrupt_input_on_one_rank_ends_in_exceptions)
+{
+    auto& comm = world();
+    const int bad = comm.size() - 1, root = 0;
+    Eigen::SparseVector<double> in(50);
+    in.insert(3) = 1.0;
+    in.insert(7) = 2.0;
+    if (comm.rank() == bad) std::swap(in.innerIndexPtr()[0], in.innerIndexPtr()[1]); // indices out of order
+    Eigen::SparseVector<double> out;
+    bool threw = false;
+    try {
+        sr::reduce(comm, in, out, std::plus<>{}, root);
+    } catch (const sr::error& e) {
+        threw = true;
+        BOOST_TEST(std::string(e.what()).find("not strictly increasing") != std::string::npos, e.what());
+    }
+    if (comm.rank() == root || comm.rank() == bad) BOOST_TEST(threw);
+    BOOST_TEST(all_ok(true));
+}

@@ -1,0 +1,118 @@
+#pragma once
+// Test support shared by unit and MPI tests: random vectors with a given
+// density and placement, the non-commutative affine-map operation, and the
+// plain reference every kernel and collective is checked against: a fold
+// over dense std::vectors.
+
+#include <sparse_reduce/sparse_reduce.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace sparse_reduce_test {
+
+// x -> a*x + b over uint64 wrap-around arithmetic: associative, exact, not
+// commutative. compose(f, g) applies f first, then g.
+struct affine {
+    std::uint64_t a = 1, b = 0;
+    friend bool operator==(const affine&, const affine&) = default;
+};
+struct compose {
+    affine operator()(const affine& f, const affine& g) const { return {g.a * f.a, g.a * f.b + g.b}; }
+    affine identity() const { return {}; }
+};
+
+
+enum class placement { uniform, zipf, identical, disjoint };
+
+// A value that is never the identity of op (and never -0.0 or NaN, so that a
+// fold in any grouping gives the same bits as the reference where it must).
+template <class T, class Op>
+T random_value(std::mt19937_64& rng, const Op& op)
+{
+    const T id = sparse_reduce::identity<T>(op);
+    for (;;) {
+        T v;
+        if constexpr (std::is_same_v<T, affine>) v = affine{rng() | 1, rng()};
+        else if constexpr (std::is_same_v<T, std::uint8_t>) v = static_cast<T>(rng() & 1);
+        else if constexpr (std::is_floating_point_v<T>) {
+            // small integers keep sums exact in any order
+            v = static_cast<T>(static_cast<int>(rng() % 64) - 32) / T(4);
+        } else if constexpr (std::is_signed_v<T>) {
+            v = static_cast<T>(static_cast<std::int32_t>(rng())); // sums of a few never overflow
+        } else if constexpr (std::is_integral_v<T>) v = static_cast<T>(rng());
+        if (!sparse_reduce::detail::same_value(v, id) && !(std::is_floating_point_v<T> && v == T(0))) return v;
+    }
+}
+
+// Positions of the non-identity entries: each element independently with
+// probability density (uniform), or drawn from a zipf law over the index
+// space (skewed towards low indices).
+inline std::vector<bool> random_support(std::mt19937_64& rng, std::size_t n, double density, placement p,
+                                        int rank = 0, int ranks = 1)
+{
+    std::vector<bool> s(n, false);
+    if (n == 0 || density <= 0) return s;
+    if (density >= 1) {
+        s.assign(n, true);
+        return s;
+    }
+    std::uniform_real_distribution<double> u(0, 1);
+    switch (p) {
+    case placement::uniform:
+    case placement::identical:
+        for (std::size_t i = 0; i < n; ++i) s[i] = u(rng) < density;
+        break;
+    case placement::disjoint:
+        for (std::size_t i = static_cast<std::size_t>(rank); i < n; i += static_cast<std::size_t>(ranks))
+            s[i] = u(rng) < density * ranks;
+        break;
+    case placement::zipf: {
+        const auto target = static_cast<std::size_t>(density * static_cast<double>(n) + 0.5);
+        // inverse-CDF sampling of an approximate zipf(1.2) over 1..n
+        const double sexp = 1.2, hmax = std::pow(static_cast<double>(n), 1 - sexp);
+        for (std::size_t k = 0; k < target; ++k) {
+            const double x = std::pow(1 + u(rng) * (hmax - 1), 1 / (1 - sexp));
+            s[std::min(n - 1, static_cast<std::size_t>(x) - 1)] = true;
+        }
+        break;
+    }
+    }
+    return s;
+}
+
+template <class T, class Op>
+std::vector<T> random_dense(std::mt19937_64& rng, std::size_t n, double density, const Op& op,
+                            placement p = placement::uniform, int rank = 0, int ranks = 1)
+{
+    const auto support = random_support(rng, n, density, p, rank, ranks);
+    std::vector<T> v(n, sparse_reduce::identity<T>(op));
+    for (std::size_t i = 0; i < n; ++i)
+        if (support[i]) v[i] = random_value<T>(rng, op);
+    return v;
+}
+
+// The reference: out[i] = op(a[i], b[i]), a on the left.
+template <class T, class Op>
+std::vector<T> dense_fold(const std::vector<T>& a, const std::vector<T>& b, const Op& op)
+{
+    std::vector<T> r(a.size());
+    for (std::size_t i = 0; i < a.size(); ++i) r[i] = static_cast<T>(op(a[i], b[i]));
+    return r;
+}
+
+// Index of the first element that differs by bits, or -1.
+template <class T>
+long first_difference(const std::vector<T>& x, const std::vector<T>& y)
+{
+    if (x.size() != y.size()) return static_cast<long>(std::min(x.size(), y.size()));
+    for (std::size_t i = 0; i < x.size(); ++i)
+        if (!sparse_reduce::detail::same_value(x[i], y[i])) return static_cast<long>(i);
+    return -1;
+}
+
+} // namespace sparse_reduce_test
