@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <string>
 
+#include "model/cost.hpp"
 #include "wire/block.hpp"
 
 namespace sparse_reduce {
@@ -34,6 +35,13 @@ struct binary {
     std::size_t segment_bytes = 0;
 };
 struct chain {
+    wire::format wire = wire::adaptive;
+    std::size_t segment_bytes = 0;
+};
+// The binary tree of least modelled completion time for this call's entry
+// counts (one allgather of nnz per call; tree/optimal_binary.hpp).
+struct optimal_binary {
+    cost_model model{};
     wire::format wire = wire::adaptive;
     std::size_t segment_bytes = 0;
 };

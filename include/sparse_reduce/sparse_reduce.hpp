@@ -5,7 +5,8 @@
 //   repr/    representations: dense adapters, index_value_vector, rle_vector, Eigen
 //   kernel/  combine kernels (a ⊗ b for every pair) and conversions
 //   wire/    the adaptive block encoding that travels between ranks
-//   tree/    reduction trees as plain data (binomial, k-ary, binary, chain)
+//   model/   the α-β-γ cost model and merged sizes
+//   tree/    reduction trees as plain data (binomial, k-ary, binary, chain, optimal binary)
 //   exec/    the per-rank state machine and the Boost.MPI executor
 //   collective/  the public collectives: reduce and its plan
 
@@ -31,6 +32,7 @@
 #include "tree/k_ary.hpp"
 #include "tree/binary.hpp"
 #include "tree/chain.hpp"
+#include "tree/optimal_binary.hpp"
 
 #include "policy.hpp"
 #include "report.hpp"

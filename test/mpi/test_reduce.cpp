@@ -63,12 +63,13 @@ bool matches(const std::vector<T>& got, const std::vector<T>& want)
 }
 
 using any_policy = std::variant<sr::policy::binomial, sr::policy::k_ary, sr::policy::binary, sr::policy::chain,
-                                sr::policy::automatic>;
+                                sr::policy::optimal_binary, sr::policy::automatic>;
 
 std::vector<any_policy> policies(sr::wire::format w, std::size_t seg)
 {
-    return {sr::policy::binomial{w, seg}, sr::policy::k_ary{3, w, seg}, sr::policy::binary{w, seg},
-            sr::policy::chain{w, seg}, sr::policy::automatic{w, seg}};
+    return {sr::policy::binomial{w, seg},      sr::policy::k_ary{3, w, seg}, sr::policy::binary{w, seg},
+            sr::policy::chain{w, seg},         sr::policy::optimal_binary{{}, w, seg},
+            sr::policy::automatic{w, seg}};
 }
 
 // One case through dense std::vector in and out; true when the root's result
@@ -248,7 +249,8 @@ BOOST_AUTO_TEST_CASE(a_throwing_op_on_one_rank_ends_in_exceptions)
     for (const auto& pol : policies(sr::wire::adaptive, 0))
         for (int root : roots()) {
             // the op throws on the first rank that folds anything (one with children, or the root)
-            auto plan_tree = std::visit([&](const auto& p) { return sr::make_plan(comm, root, 100, p).tree_for(true); }, pol);
+            // (optimal_binary's tree depends on the entry counts: 100 dense entries each)
+            auto plan_tree = std::visit([&](const auto& p) { return sr::make_plan(comm, root, 100, p).tree_for(true, 100); }, pol);
             int victim = root;
             for (int r = 0; r < comm.size(); ++r)
                 if (!plan_tree.children[static_cast<std::size_t>(r)].empty()) {

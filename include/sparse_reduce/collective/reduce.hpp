@@ -45,6 +45,7 @@
 #include "../tree/binomial.hpp"
 #include "../tree/chain.hpp"
 #include "../tree/k_ary.hpp"
+#include "../tree/optimal_binary.hpp"
 
 namespace sparse_reduce {
 namespace detail {
@@ -118,11 +119,25 @@ public:
     std::size_t dimension() const { return dimension_; }
     const Policy& policy() const { return policy_; }
 
-    // The tree used for operations of the given commutativity (built once).
-    const tree& tree_for(bool commutative)
+    // The tree used for operations of the given commutativity (built once;
+    // optimal_binary rebuilds it when the ranks' entry counts change).
+    const tree& tree_for(bool commutative, std::size_t local_entries = 0)
     {
         auto& t = trees_[commutative ? 1 : 0];
-        if (!t) t = detail::build_tree(policy_, comm_.size(), root_, commutative);
+        if constexpr (std::is_same_v<Policy, policy::optimal_binary>) {
+            // Built from gathered data only, so every rank builds the same
+            // tree even when they disagree on the dimension (which the
+            // streams then report).
+            auto nnz = gather_entries(local_entries);
+            const double dimension = nnz.back();
+            nnz.pop_back();
+            if (!t || nnz != tree_nnz_[commutative ? 1 : 0]) {
+                t = optimal_binary_tree(nnz, dimension, root_, commutative, {.model = policy_.model}).t;
+                tree_nnz_[commutative ? 1 : 0] = nnz;
+            }
+        } else if (!t) {
+            t = detail::build_tree(policy_, comm_.size(), root_, commutative);
+        }
         return *t;
     }
 
@@ -138,7 +153,7 @@ public:
         if constexpr (!rle_value<T>)
             if (policy_.wire == wire::rle) detail::fail("the rle wire format needs float or double values");
 
-        const tree& t = tree_for(commutative);
+        const tree& t = tree_for(commutative, stored_entries(in));
         const int me = comm_.rank();
         const auto view = t.local(me);
         const T id = identity<T>(op);
@@ -204,12 +219,30 @@ public:
     }
 
 private:
+    // Every rank's entry count, then the largest dimension, by one
+    // allgather on the private communicator.
+    std::vector<double> gather_entries(std::size_t local)
+    {
+        const unsigned long long mine[2] = {local, dimension_};
+        std::vector<unsigned long long> all(2 * static_cast<std::size_t>(comm_.size()));
+        MPI_Allgather(mine, 2, MPI_UNSIGNED_LONG_LONG, all.data(), 2, MPI_UNSIGNED_LONG_LONG, private_);
+        std::vector<double> out;
+        unsigned long long dimension = 0;
+        for (std::size_t r = 0; r < all.size(); r += 2) {
+            out.push_back(static_cast<double>(all[r]));
+            dimension = std::max(dimension, all[r + 1]);
+        }
+        out.push_back(static_cast<double>(dimension));
+        return out;
+    }
+
     boost::mpi::communicator comm_;
     MPI_Comm private_;
     int root_;
     std::size_t dimension_;
     Policy policy_;
     std::optional<tree> trees_[2];
+    std::vector<double> tree_nnz_[2];
     detail::node_buffers tree_pool_, forward_pool_;
 };
 
