@@ -19,6 +19,7 @@
 // sparse_reduce::error, and nothing is read outside the given bytes.
 
 #include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -112,6 +113,45 @@ template <class T, class Reader>
 block_stats<T> measure(Reader r, std::size_t len, const T& id)
 {
     block_stats<T> s;
+    if constexpr (requires { r.source(); } && rle_value<T>) {
+        // A dense block: skip identity stretches at memory speed while the
+        // data is sparse; once an eighth of the block has turned out to be
+        // entries, count the rest branch-free (x | -x has its top bit set iff
+        // x != 0, so the loop vectorises even on plain SSE2).
+        using L = sparse_reduce::detail::rle::layout<T>;
+        using B = typename L::bits;
+        if (len <= L::max_run && !sparse_reduce::detail::rle::is_marker(id)) {
+            const T* p = r.source().data();
+            const B idb = std::bit_cast<B>(id);
+            std::size_t i = 0;
+            while (i < len && 8 * s.entries < len) {
+                const std::size_t j = sparse_reduce::detail::find_non_identity(p, i, len, id);
+                s.rle_words += j > i; // an identity stretch: one marker or one lone identity
+                if (j == len) return s;
+                ++s.entries;
+                s.rle_words += 1 + sparse_reduce::detail::rle::is_marker(p[j]);
+                i = j + 1;
+            }
+            constexpr int top = sizeof(B) * 8 - 1;
+            auto nonzero = [](B x) { return static_cast<B>((x | (B(0) - x)) >> top); };
+            auto value_at = [&](std::size_t k) { return nonzero(std::bit_cast<B>(p[k]) ^ idb); };
+            B entries = 0, runs = 0, escapes = 0;
+            for (std::size_t k = i; k < len; ++k) {
+                const B b = std::bit_cast<B>(p[k]);
+                entries += value_at(k);
+                escapes += (B(1) - nonzero(~b & L::marker_mask)) & nonzero(b & L::mantissa);
+            }
+            // p[i - 1] was an entry, so a stretch starts at k when p[k] is an identity after a value
+            for (std::size_t k = i; k < len; ++k) runs += (B(1) - value_at(k)) & (k == i ? B(1) : value_at(k - 1));
+            s.entries += entries;
+            s.rle_words += entries + escapes + runs;
+            return s;
+        }
+    } else if constexpr (requires { r.source(); }) {
+        const T* p = r.source().data();
+        for (std::size_t i = 0; i < len; ++i) s.entries += !same_value(p[i], id);
+        return s;
+    }
     std::size_t pos = 0;
     for (; !r.done(); r.next()) {
         if (same_value(r.value(), id)) continue;
