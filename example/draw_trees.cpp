@@ -1,7 +1,7 @@
 // Prints a reduction tree as Graphviz text (sparse_reduce::to_dot) or as
 // plain text, without MPI:
 //
-//   draw_trees binomial|k_ary|binary|chain P ROOT [commutative|non_commutative] [k] [--text]
+//   draw_trees binomial|k_ary|binary|chain|two_tree_a|two_tree_b P ROOT [commutative|non_commutative] [k] [--text]
 //
 // scripts/draw-trees.sh renders the pictures in doc/img/ with it.
 
@@ -17,7 +17,7 @@ namespace sr = sparse_reduce;
 int main(int argc, char** argv)
 {
     if (argc < 4) {
-        std::fprintf(stderr, "usage: %s binomial|k_ary|binary|chain P ROOT [commutative|non_commutative] [k] [--text]\n",
+        std::fprintf(stderr, "usage: %s binomial|k_ary|binary|chain|two_tree_a|two_tree_b P ROOT [commutative|non_commutative] [k] [--text]\n",
                      argv[0]);
         return 2;
     }
@@ -32,6 +32,7 @@ int main(int argc, char** argv)
         else if (name == "k_ary") t = sr::k_ary_tree(p, root, commutative, k);
         else if (name == "binary") t = sr::binary_tree(p, root, commutative);
         else if (name == "chain") t = sr::chain_tree(p, root, commutative);
+        else if (name == "two_tree_a" || name == "two_tree_b") t = sr::two_trees(p, root, commutative)[name.back() == 'b'];
         else {
             std::fprintf(stderr, "unknown tree '%s'\n", name.c_str());
             return 2;

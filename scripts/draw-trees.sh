@@ -19,3 +19,5 @@ render k_ary3_p10 k_ary 10 0 commutative 3
 render binary_p7 binary 7 3
 render binary_p7_forward binary 7 0 non_commutative
 render chain_p5 chain 5 0
+render two_tree_a_p8 two_tree_a 8 3 non_commutative
+render two_tree_b_p8 two_tree_b 8 3 non_commutative

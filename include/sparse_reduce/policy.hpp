@@ -45,6 +45,11 @@ struct optimal_binary {
     wire::format wire = wire::adaptive;
     std::size_t segment_bytes = 0;
 };
+// Two binary trees sharing the windows (Sanders, Speck, Träff): for large vectors.
+struct two_tree {
+    wire::format wire = wire::adaptive;
+    std::size_t segment_bytes = 0;
+};
 struct automatic {
     wire::format wire = wire::adaptive;
     std::size_t segment_bytes = 0;

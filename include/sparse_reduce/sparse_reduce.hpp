@@ -6,7 +6,8 @@
 //   kernel/  combine kernels (a ⊗ b for every pair) and conversions
 //   wire/    the adaptive block encoding that travels between ranks
 //   model/   the α-β-γ cost model and merged sizes
-//   tree/    reduction trees as plain data (binomial, k-ary, binary, chain, optimal binary)
+//   tree/    reduction trees as plain data (binomial, k-ary, binary, chain, optimal binary, two-tree)
+//   schedule/ trees plus windows: what every rank does, printable
 //   exec/    the per-rank state machine and the Boost.MPI executor
 //   collective/  the public collectives: reduce and its plan
 
@@ -33,6 +34,9 @@
 #include "tree/binary.hpp"
 #include "tree/chain.hpp"
 #include "tree/optimal_binary.hpp"
+#include "tree/two_tree.hpp"
+
+#include "schedule/schedule.hpp"
 
 #include "policy.hpp"
 #include "report.hpp"

@@ -63,13 +63,13 @@ bool matches(const std::vector<T>& got, const std::vector<T>& want)
 }
 
 using any_policy = std::variant<sr::policy::binomial, sr::policy::k_ary, sr::policy::binary, sr::policy::chain,
-                                sr::policy::optimal_binary, sr::policy::automatic>;
+                                sr::policy::optimal_binary, sr::policy::two_tree, sr::policy::automatic>;
 
 std::vector<any_policy> policies(sr::wire::format w, std::size_t seg)
 {
     return {sr::policy::binomial{w, seg},      sr::policy::k_ary{3, w, seg}, sr::policy::binary{w, seg},
             sr::policy::chain{w, seg},         sr::policy::optimal_binary{{}, w, seg},
-            sr::policy::automatic{w, seg}};
+            sr::policy::two_tree{w, seg},      sr::policy::automatic{w, seg}};
 }
 
 // One case through dense std::vector in and out; true when the root's result
@@ -186,6 +186,18 @@ BOOST_AUTO_TEST_CASE(plans_are_reusable)
         BOOST_TEST(all_ok(comm.rank() != root ||
                           matches(aout, serial_fold<affine>(comm.size(), 4000, 0.05, pattern::uniform, compose{}, it))));
     }
+}
+
+BOOST_AUTO_TEST_CASE(plans_expose_their_schedule)
+{
+    auto& comm = world();
+    auto plan = sr::make_plan(comm, 0, 1000, sr::policy::two_tree{.segment_bytes = 800});
+    const sr::schedule s = plan.schedule_for(true, sizeof(double));
+    BOOST_TEST(s.window == 100u);
+    BOOST_TEST(s.windows() == 10u);
+    BOOST_TEST(s.trees.size() == 2u);
+    BOOST_TEST(s.trees[0].size == comm.size());
+    BOOST_TEST(sr::to_string(s).find("rank " + std::to_string(comm.size() - 1) + ":") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(bytes_on_the_wire_against_a_dense_reduce)

@@ -41,40 +41,48 @@
 #include "../policy.hpp"
 #include "../repr/representation.hpp"
 #include "../report.hpp"
+#include "../schedule/schedule.hpp"
 #include "../tree/binary.hpp"
 #include "../tree/binomial.hpp"
 #include "../tree/chain.hpp"
 #include "../tree/k_ary.hpp"
 #include "../tree/optimal_binary.hpp"
+#include "../tree/two_tree.hpp"
 
 namespace sparse_reduce {
 namespace detail {
 
 inline constexpr int default_k = 4;
 
-inline tree build_tree(const policy::binomial&, int size, int root, bool commutative)
+// The trees of a policy: one, or two that share the windows (two_tree).
+inline std::vector<tree> build_trees(const policy::binomial&, int size, int root, bool commutative)
 {
-    return binomial_tree(size, root, commutative);
+    return {binomial_tree(size, root, commutative)};
 }
-inline tree build_tree(const policy::k_ary& p, int size, int root, bool commutative)
+inline std::vector<tree> build_trees(const policy::k_ary& p, int size, int root, bool commutative)
 {
-    return k_ary_tree(size, root, commutative, p.k > 0 ? p.k : default_k);
+    return {k_ary_tree(size, root, commutative, p.k > 0 ? p.k : default_k)};
 }
-inline tree build_tree(const policy::binary&, int size, int root, bool commutative)
+inline std::vector<tree> build_trees(const policy::binary&, int size, int root, bool commutative)
 {
-    return binary_tree(size, root, commutative);
+    return {binary_tree(size, root, commutative)};
 }
-inline tree build_tree(const policy::chain&, int size, int root, bool commutative)
+inline std::vector<tree> build_trees(const policy::chain&, int size, int root, bool commutative)
 {
-    return chain_tree(size, root, commutative);
+    return {chain_tree(size, root, commutative)};
+}
+inline std::vector<tree> build_trees(const policy::two_tree&, int size, int root, bool commutative)
+{
+    const auto t = two_trees(size, root, commutative);
+    return {t[0], t[1]};
 }
 // Until the cost model chooses: the binomial tree, whose depth is optimal
 // for latency and whose local pipelining covers large vectors.
-inline tree build_tree(const policy::automatic&, int size, int root, bool commutative)
+inline std::vector<tree> build_trees(const policy::automatic&, int size, int root, bool commutative)
 {
     tree t = binomial_tree(size, root, commutative);
     t.name = "automatic: " + t.name;
-    return t;
+    return {t};
 }
 
 template <class T>
@@ -120,8 +128,28 @@ public:
     const Policy& policy() const { return policy_; }
 
     // The tree used for operations of the given commutativity (built once;
-    // optimal_binary rebuilds it when the ranks' entry counts change).
+    // optimal_binary rebuilds it when the ranks' entry counts change; the
+    // first of the two for two_tree).
     const tree& tree_for(bool commutative, std::size_t local_entries = 0)
+    {
+        return trees_for(commutative, local_entries).front();
+    }
+
+    // What reduce runs for values of value_bytes bytes (collective for
+    // optimal_binary, which gathers the entry counts).
+    schedule schedule_for(bool commutative, std::size_t value_bytes, std::size_t local_entries = 0)
+    {
+        schedule s;
+        s.trees = trees_for(commutative, local_entries);
+        const auto cfg = stream_config_for(value_bytes, s.trees.size());
+        s.dimension = cfg.dimension;
+        s.window = cfg.window;
+        s.segment_bytes = cfg.segment_bytes;
+        s.format = cfg.format;
+        return s;
+    }
+
+    const std::vector<tree>& trees_for(bool commutative, std::size_t local_entries = 0)
     {
         auto& t = trees_[commutative ? 1 : 0];
         if constexpr (std::is_same_v<Policy, policy::optimal_binary>) {
@@ -132,11 +160,11 @@ public:
             const double dimension = nnz.back();
             nnz.pop_back();
             if (!t || nnz != tree_nnz_[commutative ? 1 : 0]) {
-                t = optimal_binary_tree(nnz, dimension, root_, commutative, {.model = policy_.model}).t;
+                t = std::vector<tree>{optimal_binary_tree(nnz, dimension, root_, commutative, {.model = policy_.model}).t};
                 tree_nnz_[commutative ? 1 : 0] = nnz;
             }
         } else if (!t) {
-            t = detail::build_tree(policy_, comm_.size(), root_, commutative);
+            t = detail::build_trees(policy_, comm_.size(), root_, commutative);
         }
         return *t;
     }
@@ -153,16 +181,11 @@ public:
         if constexpr (!rle_value<T>)
             if (policy_.wire == wire::rle) detail::fail("the rle wire format needs float or double values");
 
-        const tree& t = tree_for(commutative, stored_entries(in));
+        const std::vector<tree>& trees = trees_for(commutative, stored_entries(in));
         const int me = comm_.rank();
-        const auto view = t.local(me);
         const T id = identity<T>(op);
-
-        detail::stream_config cfg;
-        cfg.dimension = dimension_;
-        cfg.segment_bytes = policy_.segment_bytes ? policy_.segment_bytes : default_segment_bytes;
-        cfg.window = std::max<std::size_t>(1, cfg.segment_bytes / sizeof(T));
-        cfg.format = policy_.wire;
+        const std::size_t ntrees = trees.size();
+        const detail::stream_config cfg = stream_config_for(sizeof(T), ntrees);
 
         const bool local_ok = sparse_reduce::dimension(in) == dimension_;
         using reader_t = decltype(detail::make_reader(in, id));
@@ -170,48 +193,80 @@ public:
         if constexpr (RI::kind == repr_kind::dense) own.dense = RI::read(in).data();
         if (local_ok) own.window_entries = detail::window_entries<T>(in, cfg, id);
 
-        const bool destination = me == t.destination;
-        detail::root_output<T> result;
+        const bool destination = me == root_;
+        std::vector<detail::root_output<T>> results(ntrees); // one per tree: they hold alternate windows
         if constexpr (RO::kind == repr_kind::dense)
-            if (destination) result.dense = RO::output(out, dimension_).data();
+            if (destination) {
+                T* dense_out = RO::output(out, dimension_).data();
+                for (auto& r : results) r.dense = dense_out;
+            }
 
+        // Per tree: this rank's node, and the receiver of the forwarded
+        // result when the tree's top is another rank than the root.
         using node_t = detail::reduce_node<T, Op, reader_t>;
-        detail::node_shape shape{me, {view.children.begin(), view.children.end()}, view.self_position,
-                                 view.parent >= 0 || view.forwards};
-        node_t tree_node(shape, cfg, op, &own, shape.sends ? nullptr : &result, tree_pool_);
-        if (!local_ok)
-            tree_node.fail_locally("dimension mismatch: rank " + std::to_string(me) + " has dimension " +
-                                   std::to_string(sparse_reduce::dimension(in)) + ", the plan has " +
-                                   std::to_string(dimension_));
-        std::vector<detail::node_binding<node_t>> nodes{
-            {&tree_node, view.forwards ? t.destination : view.parent,
-             view.forwards ? detail::forward_tag : detail::stream_tag, detail::stream_tag}};
-        std::optional<node_t> forward;
-        if (view.receives_forward) {
-            forward.emplace(detail::node_shape{me, {t.top}, -1, false}, cfg, op, nullptr, &result, forward_pool_);
-            nodes.push_back({&*forward, -1, -1, detail::forward_tag});
+        std::vector<detail::own_input<T, reader_t>> owns(ntrees, own); // each tree reads its own windows
+        std::vector<std::optional<node_t>> tree_nodes(ntrees), forward_nodes(ntrees);
+        std::vector<detail::node_binding<node_t>> bindings;
+        if (pools_.size() < 2 * ntrees) pools_.resize(2 * ntrees);
+        for (std::size_t k = 0; k < ntrees; ++k) {
+            const tree& t = trees[k];
+            const auto view = t.local(me);
+            detail::stream_config c = cfg;
+            c.window_offset = k;
+            const int stream_tag = detail::stream_tag + 2 * static_cast<int>(k);
+            const int forward_tag = detail::forward_tag + 2 * static_cast<int>(k);
+            detail::node_shape shape{me, {view.children.begin(), view.children.end()}, view.self_position,
+                                     view.parent >= 0 || view.forwards};
+            auto& node = tree_nodes[k].emplace(shape, c, op, &owns[k], shape.sends ? nullptr : &results[k], pools_[2 * k]);
+            if (!local_ok)
+                node.fail_locally("dimension mismatch: rank " + std::to_string(me) + " has dimension " +
+                                  std::to_string(sparse_reduce::dimension(in)) + ", the plan has " +
+                                  std::to_string(dimension_));
+            bindings.push_back({&node, view.forwards ? t.destination : view.parent,
+                                view.forwards ? forward_tag : stream_tag, stream_tag});
+            if (view.receives_forward) {
+                auto& fwd = forward_nodes[k].emplace(detail::node_shape{me, {t.top}, -1, false}, c, op, nullptr,
+                                                     &results[k], pools_[2 * k + 1]);
+                bindings.push_back({&fwd, -1, -1, forward_tag});
+            }
         }
-        detail::run_nodes(private_, nodes);
+        detail::run_nodes(private_, bindings);
 
         report rep;
-        rep.algorithm = t.name + "(wire=" + wire::to_string(cfg.format) + ", segment=" +
+        const tree& first = trees.front();
+        rep.algorithm = first.name + "(wire=" + wire::to_string(cfg.format) + ", segment=" +
                         std::to_string(cfg.segment_bytes) + ")";
-        if (t.order_preserving && t.top != t.destination)
-            rep.algorithm += ", rank order, forwarded from " + std::to_string(t.top);
-        for (const node_t* n : {&tree_node, forward ? &*forward : nullptr}) {
-            if (!n) continue;
+        for (const tree& t : trees)
+            if (t.order_preserving && t.top != t.destination)
+                rep.algorithm += ", rank order, forwarded from " + std::to_string(t.top);
+        for (const auto& b : bindings) {
+            const node_t* n = b.node;
             rep.bytes_sent += n->bytes_sent();
             rep.bytes_received += n->bytes_received();
             rep.messages_sent += n->messages_sent();
-            if (n->failed() && (destination || n->detected_failure())) {
-                const auto& f = *n->failure_info();
+        }
+        for (const auto& b : bindings)
+            if (b.node->failed() && (destination || b.node->detected_failure())) {
+                const auto& f = *b.node->failure_info();
                 detail::fail("reduce failed on rank " + std::to_string(f.rank) + ": " + f.text);
             }
-        }
         if constexpr (RO::kind != repr_kind::dense)
             if (destination) {
-                detail::write_through_sink(out, dimension_, result.indices.size(), id, [&](auto& sink) {
-                    for (std::size_t k = 0; k < result.indices.size(); ++k) sink.put(result.indices[k], result.values[k]);
+                // the trees' entries, merged back into index order
+                std::size_t total = 0;
+                for (const auto& r : results) total += r.indices.size();
+                std::vector<std::size_t> at(ntrees, 0);
+                detail::write_through_sink(out, dimension_, total, id, [&](auto& sink) {
+                    for (;;) {
+                        std::size_t pick = ntrees;
+                        for (std::size_t k = 0; k < ntrees; ++k)
+                            if (at[k] < results[k].indices.size() &&
+                                (pick == ntrees || results[k].indices[at[k]] < results[pick].indices[at[pick]]))
+                                pick = k;
+                        if (pick == ntrees) break;
+                        sink.put(results[pick].indices[at[pick]], results[pick].values[at[pick]]);
+                        ++at[pick];
+                    }
                     sink.finish();
                 });
             }
@@ -219,6 +274,17 @@ public:
     }
 
 private:
+    detail::stream_config stream_config_for(std::size_t value_bytes, std::size_t ntrees) const
+    {
+        detail::stream_config cfg;
+        cfg.dimension = dimension_;
+        cfg.segment_bytes = policy_.segment_bytes ? policy_.segment_bytes : default_segment_bytes;
+        cfg.window = std::max<std::size_t>(1, cfg.segment_bytes / value_bytes);
+        cfg.format = policy_.wire;
+        cfg.window_stride = ntrees;
+        return cfg;
+    }
+
     // Every rank's entry count, then the largest dimension, by one
     // allgather on the private communicator.
     std::vector<double> gather_entries(std::size_t local)
@@ -241,9 +307,9 @@ private:
     int root_;
     std::size_t dimension_;
     Policy policy_;
-    std::optional<tree> trees_[2];
+    std::optional<std::vector<tree>> trees_[2];
     std::vector<double> tree_nnz_[2];
-    detail::node_buffers tree_pool_, forward_pool_;
+    std::vector<detail::node_buffers> pools_; // per tree: its node, and its forward receiver
 };
 
 template <reduce_policy Policy = policy::automatic>

@@ -47,6 +47,8 @@ struct stream_config {
     std::size_t window = 1;        // W: elements per window (segment)
     std::size_t segment_bytes = 0; // a message is sent once its payload reaches this
     wire::format format = wire::format::adaptive;
+    std::size_t window_offset = 0; // this stream carries windows offset, offset + stride, ...
+    std::size_t window_stride = 1; // (two trees split the windows between them)
 
     template <class T>
     std::size_t message_capacity() const
@@ -88,12 +90,15 @@ struct own_input {
     Reader reader;
     std::vector<std::uint32_t> window_entries; // per window, for choosing the accumulator
 
-    // f(reader) over window [lo, lo + len), indices relative to lo.
+    // f(reader) over window [lo, lo + len), indices relative to lo. Windows
+    // come in increasing order; entries of windows skipped (the other
+    // tree's) are passed over.
     template <class F>
     void visit_window(std::size_t lo, std::size_t len, const T& id, F&& f)
     {
-        if (dense) f(dense_reader<T>({dense + lo, len}, id));
-        else f(window_reader<Reader>{&reader, lo, lo + len});
+        if (dense) return f(dense_reader<T>({dense + lo, len}, id));
+        while (!reader.done() && reader.index() < lo) reader.next();
+        f(window_reader<Reader>{&reader, lo, lo + len});
     }
 };
 
@@ -142,7 +147,7 @@ public:
     reduce_node(node_shape shape, stream_config cfg, const Op& op, own_input<T, OwnReader>* own, root_output<T>* out,
                 node_buffers& pool)
         : shape_(std::move(shape)), cfg_(cfg), op_(op), id_(identity<T>(op)), own_(own), out_(out),
-          capacity_(cfg.message_capacity<T>()), children_(shape_.children.size())
+          capacity_(cfg.message_capacity<T>()), children_(shape_.children.size()), next_window_(cfg.window_offset)
     {
         std::size_t slot = 0;
         for (auto& c : children_) {
@@ -240,11 +245,13 @@ public:
                 for (auto& ch : children_) inputs_ready &= !ch.queue.empty();
                 if (!inputs_ready) break;
                 if (shape_.sends && !room_for_window()) break;
-                fold_window(next_window_++);
+                const std::size_t k = next_window_;
+                next_window_ += cfg_.window_stride; // before folding: sealing a message reads it
+                fold_window(k);
             }
             release_consumed();
             if (shape_.sends) {
-                if (next_window_ == nwin) {
+                if (next_window_ >= nwin) {
                     if (!end_queued_ && (building_ >= 0 || acquire_buffer())) {
                         seal(true);
                         end_queued_ = true;
@@ -264,7 +271,7 @@ public:
     {
         for (const auto& ch : children_)
             if (!ch.ended || ch.posted >= 0) return false;
-        return shape_.sends ? end_queued_ : (failed() || next_window_ == cfg_.windows());
+        return shape_.sends ? end_queued_ : (failed() || next_window_ >= cfg_.windows());
     }
     bool idle() const { return ready_.empty() && in_flight_.empty(); }
 
@@ -324,7 +331,6 @@ private:
                 building_ = b;
                 building_size_ = message_header_bytes;
                 building_windows_ = 0;
-                building_lo_ = std::min(cfg_.dimension, next_window_ * cfg_.window);
                 return true;
             }
         }
@@ -337,11 +343,15 @@ private:
     }
     void seal(bool last)
     {
+        // A message covers [end of the previous one, end of its last window):
+        // with two trees that range also spans the other tree's windows.
         message_header h;
         h.flags = last ? message_header::last : 0;
         h.dimension = cfg_.dimension;
-        h.lo = building_lo_;
-        h.hi = std::min(cfg_.dimension, next_window_ * cfg_.window);
+        h.lo = sent_frontier_;
+        h.hi = last ? cfg_.dimension
+                    : std::min(cfg_.dimension, (next_window_ - cfg_.window_stride + 1) * cfg_.window);
+        sent_frontier_ = h.hi;
         write_header(out_bytes(building_), h);
         ready_.push_back({building_, building_size_});
         building_ = -1;
@@ -489,7 +499,7 @@ private:
 
     std::byte* out_buf_[2] = {};
     int building_ = -1;
-    std::size_t building_size_ = 0, building_windows_ = 0, building_lo_ = 0;
+    std::size_t building_size_ = 0, building_windows_ = 0, sent_frontier_ = 0;
     std::vector<std::pair<int, std::size_t>> ready_;
     std::vector<int> in_flight_;
     bool end_queued_ = false;
