@@ -141,38 +141,31 @@ std::size_t merge_index_value(const I* ia, const T* va, std::size_t na, const I*
     return n + (nb - kb);
 }
 
-// Number of plain (non-marker) words at the front of w[0, n), tested a
-// block of 8 at a time.
-template <rle_value T>
-std::size_t plain_prefix(const T* w, std::size_t n)
-{
-    constexpr std::size_t block = 8;
-    std::size_t i = 0;
-    for (; i + block <= n; i += block) {
-        bool any = false;
-        for (std::size_t k = 0; k < block; ++k) any |= rle::is_marker(w[i + k]);
-        if (any) break;
-    }
-    while (i < n && !rle::is_marker(w[i])) ++i;
-    return i;
-}
-
 // Seed 003's fused kernel: compressed a ⊗ uncompressed b -> compressed, in
-// one pass. Stretches of plain words in a are combined in bulk; under a's
-// runs the result is b itself, re-encoded block-wise. a is checked as it is
-// read, like every decoder.
+// one pass. Chunks of plain words in a are combined in bulk; under a's runs
+// the result is b itself, re-encoded block-wise. a is checked as it is read,
+// like every decoder.
 template <rle_value T, class Op>
 void rle_times_dense(std::span<const T> aw, std::size_t dim, const T* b, rle::writer<T>& w, const Op& op)
 {
     const T* a = aw.data();
     const std::size_t na = aw.size();
     std::size_t k = 0, pos = 0;
+    constexpr std::size_t chunk = rle::writer<T>::chunk;
+    std::size_t retry_at = 0; // after a chunk that was not plain, step past it before trying again
     while (k < na) {
-        if (const std::size_t m = plain_prefix(a + k, na - k)) {
-            if (m > dim - pos) rle::fail_overflow(dim);
-            w.put_combined(a + k, b + pos, m, op);
-            k += m;
-            pos += m;
+        // a chunk of plain words: combined in bulk
+        if (k >= retry_at && na - k >= chunk && dim - pos >= chunk) {
+            if (w.try_put_chunk(a + k, b + pos, op, true)) {
+                k += chunk;
+                pos += chunk;
+                continue;
+            }
+            retry_at = k + chunk;
+        }
+        if (!rle::is_marker(a[k])) {
+            if (pos >= dim) rle::fail_overflow(dim);
+            w.put(static_cast<T>(op(a[k++], b[pos++])));
             continue;
         }
         const std::uint64_t len = rle::marker_length(a[k++]);

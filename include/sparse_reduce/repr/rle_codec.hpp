@@ -70,6 +70,18 @@ constexpr T run_marker(std::uint64_t n)
 template <rle_value T>
 constexpr T escape_marker() { return std::bit_cast<T>(layout<T>::escape_bits); }
 
+// 1 when w is a marker, by arithmetic only (x | -x has its top bit set iff
+// x != 0), so that loops over many words vectorise even on plain SSE2.
+template <rle_value T>
+constexpr typename layout<T>::bits marker_flag(T w)
+{
+    using L = layout<T>;
+    using B = typename L::bits;
+    constexpr int top = sizeof(B) * 8 - 1;
+    const B b = std::bit_cast<B>(w), x = ~b & L::marker_mask, m = b & L::mantissa;
+    return (B(1) - ((x | (B(0) - x)) >> top)) & ((m | (B(0) - m)) >> top);
+}
+
 // Worst case of encoded words for n elements: every element an escaped NaN.
 constexpr std::size_t max_words(std::size_t n) { return 2 * n; }
 
@@ -116,34 +128,45 @@ public:
     // Encodes n dense values, skipping identity stretches a block at a time.
     void put_dense(const T* p, std::size_t n);
 
-    // Encodes op(a[i], b[i]) for i < n. Results are computed eight at a time
-    // straight into the output; a block with no identity and no marker-like
-    // value (the common case for dense data) is kept as is, others are
-    // re-put one by one.
+    // Bulk path of the fused kernels: when no identity is pending, writes
+    // op(a[k], b[k]) for k < chunk straight into the output in one
+    // branch-free pass and keeps them if none is an identity or a marker and
+    // (with check_a) no a[k] is a marker; returns false, having kept
+    // nothing, otherwise. Needs room for chunk more words.
+    static constexpr std::size_t chunk = 256;
+    template <class Op>
+    bool try_put_chunk(const T* a, const T* b, const Op& op, bool check_a)
+    {
+        if (pending_ != 0) return false;
+        using B = typename layout<T>::bits;
+        constexpr int top = sizeof(B) * 8 - 1;
+        const B idb = std::bit_cast<B>(id_);
+        B special = 0;
+        T* o = out_;
+        for (std::size_t k = 0; k < chunk; ++k) {
+            const T v = static_cast<T>(op(a[k], b[k]));
+            o[k] = v;
+            const B x = std::bit_cast<B>(v) ^ idb;
+            special |= (B(1) - ((x | (B(0) - x)) >> top)) | marker_flag(v) | (check_a ? marker_flag(a[k]) : B(0));
+        }
+        if (special != 0) return false;
+        out_ += chunk;
+        values_ += chunk;
+        return true;
+    }
+
+    // Encodes op(a[i], b[i]) for i < n.
     template <class Op>
     void put_combined(const T* a, const T* b, std::size_t n, const Op& op)
     {
-        constexpr std::size_t block = 8;
         std::size_t i = 0;
         while (i < n) {
-            if (pending_ == 0 && i + block <= n) {
-                T* o = out_; // scratch until committed (the caller sized the output for 2n words)
-                for (std::size_t k = 0; k < block; ++k) o[k] = static_cast<T>(op(a[i + k], b[i + k]));
-                bool special = false;
-                for (std::size_t k = 0; k < block; ++k) special |= same_value(o[k], id_) | is_marker(o[k]);
-                i += block;
-                if (!special) {
-                    out_ += block;
-                    values_ += block;
-                    continue;
-                }
-                T tmp[block];
-                std::copy(o, o + block, tmp);
-                for (const T& v : tmp) put(v);
+            if (n - i >= chunk && try_put_chunk(a + i, b + i, op, false)) {
+                i += chunk;
                 continue;
             }
-            put(static_cast<T>(op(a[i], b[i])));
-            ++i;
+            const std::size_t end = std::min(n, i + chunk);
+            for (; i < end; ++i) put(static_cast<T>(op(a[i], b[i])));
         }
     }
 
