@@ -111,16 +111,28 @@ BOOST_AUTO_TEST_CASE(every_policy_wire_pattern_root_plus_double)
 BOOST_AUTO_TEST_CASE(min_max_bit_or_and_non_commutative)
 {
     unsigned salt = 1000;
-    for (std::size_t seg : {std::size_t{0}, std::size_t{256}})
-        for (const auto& pol : policies(sr::wire::adaptive, seg))
-            for (int root : roots())
-                for (pattern p : {pattern::uniform, pattern::zipf, pattern::one_dense_rest_empty}) {
-                    BOOST_TEST(check_case<double>(pol, root, 2000, 0.1, p, sr::min{}, ++salt));
-                    BOOST_TEST(check_case<float>(pol, root, 2000, 0.1, p, boost::mpi::maximum<float>{}, ++salt));
-                    BOOST_TEST(check_case<std::int64_t>(pol, root, 2000, 0.1, p, std::bit_or<>{}, ++salt));
-                    BOOST_TEST(check_case<affine>(pol, root, 1500, 0.2, p, compose{}, ++salt),
-                               "affine policy " << pol.index() << " root " << root << " pattern " << int(p));
-                }
+    for (auto w : {sr::wire::adaptive, sr::wire::dense, sr::wire::index_value, sr::wire::rle})
+        for (std::size_t seg : {std::size_t{0}, std::size_t{256}})
+            for (const auto& pol : policies(w, seg))
+                for (int root : roots())
+                    for (pattern p : {pattern::uniform, pattern::zipf, pattern::one_dense_rest_empty}) {
+                        BOOST_TEST(check_case<double>(pol, root, 2000, 0.1, p, sr::min{}, ++salt));
+                        BOOST_TEST(check_case<float>(pol, root, 2000, 0.1, p, boost::mpi::maximum<float>{}, ++salt));
+                        if (w == sr::wire::rle) continue; // RLE is for float and double
+                        BOOST_TEST(check_case<std::int64_t>(pol, root, 2000, 0.1, p, std::bit_or<>{}, ++salt));
+                        BOOST_TEST(check_case<affine>(pol, root, 1500, 0.2, p, compose{}, ++salt),
+                                   "affine policy " << pol.index() << " wire " << int(w) << " root " << root
+                                                    << " pattern " << int(p));
+                    }
+}
+
+BOOST_AUTO_TEST_CASE(rle_wire_for_other_types_is_refused_everywhere)
+{
+    auto& comm = world();
+    const std::vector<std::int64_t> in(10, 1);
+    std::vector<std::int64_t> out;
+    BOOST_CHECK_THROW(sr::reduce(comm, in, out, std::plus<>{}, 0, sr::policy::binomial{.wire = sr::wire::rle}), sr::error);
+    BOOST_TEST(all_ok(true));
 }
 
 BOOST_AUTO_TEST_CASE(dimensions_zero_and_one)

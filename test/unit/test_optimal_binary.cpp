@@ -6,6 +6,8 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <numeric>
+#include <string>
 #include <random>
 #include <vector>
 
@@ -143,6 +145,50 @@ BOOST_AUTO_TEST_CASE(free_is_optimal_among_every_binary_tree)
         }
 }
 
+// Every rank reached once from the top, at most two children, and (for
+// alphabetic trees) the fold order is rank order.
+std::string problems(const sr::tree& t, int root)
+{
+    if (t.destination != root) return "destination";
+    std::vector<int> order, seen(static_cast<std::size_t>(t.size), 0);
+    std::function<bool(int)> visit = [&](int r) {
+        if (seen[static_cast<std::size_t>(r)]++) return false;
+        const auto v = t.local(r);
+        if (v.children.size() > 2) return false;
+        for (std::size_t k = 0; k <= v.children.size(); ++k) {
+            if (static_cast<int>(k) == v.self_position) order.push_back(r);
+            if (k < v.children.size() && (t.parent[static_cast<std::size_t>(v.children[k])] != r || !visit(v.children[k])))
+                return false;
+        }
+        return true;
+    };
+    if (!visit(t.top)) return "structure";
+    for (int r = 0; r < t.size; ++r)
+        if (seen[static_cast<std::size_t>(r)] != 1) return "unreached rank";
+    if (t.order_preserving)
+        for (int r = 0; r < t.size; ++r)
+            if (order[static_cast<std::size_t>(r)] != r) return "fold order";
+    return "";
+}
+
+BOOST_AUTO_TEST_CASE(every_p_up_to_130_and_roots)
+{
+    std::mt19937_64 rng(24);
+    for (int p = 1; p <= 130; ++p) {
+        const auto nnz = random_nnz(rng, p, 1e5);
+        const std::vector<int> roots = p <= 40 ? [p] { std::vector<int> r(static_cast<std::size_t>(p)); std::iota(r.begin(), r.end(), 0); return r; }()
+                                               : std::vector<int>{0, p / 2, p - 1};
+        for (int root : roots)
+            for (bool commutative : {true, false}) {
+                const auto built = sr::optimal_binary_tree(nnz, 1e5, root, commutative);
+                const std::string why = problems(built.t, root);
+                if (!why.empty()) BOOST_ERROR("P=" << p << " root=" << root << " commutative=" << commutative << ": " << why);
+                if (!commutative && !built.t.order_preserving) BOOST_ERROR("P=" << p << ": alphabetic tree without rank order");
+                if (commutative && built.t.top != root) BOOST_ERROR("P=" << p << ": free tree not topped by the root");
+            }
+    }
+}
+
 BOOST_AUTO_TEST_CASE(large_p_builds_valid_trees)
 {
     std::mt19937_64 rng(23);
@@ -160,6 +206,7 @@ BOOST_AUTO_TEST_CASE(large_p_builds_valid_trees)
                 BOOST_TEST(y == built.t.top);
             }
             BOOST_TEST(close(sr::modelled_completion_time(built.t, nnz, 1e6, {}), built.cost));
+            BOOST_TEST(problems(built.t, root).empty(), "P=" << p << ": " << problems(built.t, root));
         }
     }
 }

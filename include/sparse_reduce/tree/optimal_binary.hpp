@@ -16,16 +16,17 @@
    T(i, j) = min over m in [i, j] of node(m; T(i, m-1), T(m+1, j))
  is exact: merged sizes depend only on the interval, and a node's time only
  grows with its children's, so optimal subtrees compose. The top may be any
- rank; the forward to the root is part of the cost.
- Exact search over every m for P <= exact_limit (O(P^3)); above it the
- search for (i, j) is limited to [root(i, j-1), root(i+1, j)] (Knuth's
- window, O(P^2)), which doc/trees.md reports against the exact search.
+ rank; the forward to the root is part of the cost. Exact up to
+ exact_limit = 256 ranks (O(P^3)). Above, the grid program: the ranks are cut
+ into 128 blocks, the exact program runs inside each block, and an interval
+ spanning blocks is rooted at a block boundary (O(blocks^3), P = 4096 in
+ about 30 ms); doc/trees.md reports its distance from the exact program.
 
  Free (commutative operations): any binary tree over the ranks, rooted at
  the root. Exact dynamic program over subsets for P <= 10 (O(3^P P));
- above, the alphabetic program over the ranks sorted by entry count (the
- root first), i.e. optimal among trees whose subtrees are contiguous in
- that order.
+ above, the alphabetic program (exact, or the grid) over the other ranks
+ sorted by entry count, the root joining the best split: optimal among
+ trees whose subtrees are contiguous in that order.
 
    e.g. nnz = 9 1 1 1 1 1 1 1 (rank 0 heavy, root 0, commutative):
    the heavy rank keeps its data and receives the light ranks' merged
@@ -222,6 +223,117 @@ private:
     std::vector<std::uint32_t> R_;
 };
 
+// The interval program restricted for large sequences: the sequence is cut
+// into blocks at grid positions G_0 = 0 < G_1 < ... < G_g = q (the root's
+// position among them). Inside one block the exact program runs; an
+// interval spanning several blocks, [G_a + d, G_b) with d in {0, 1}, is
+// rooted at a grid position G_m (a < m < b), its children being [G_a + d,
+// G_m) and [G_m + 1, G_b): states (a, b, d), O(g^3) in all.
+class grid_dp {
+public:
+    grid_dp(std::span<const double> w, double dimension, const cost_model& m, std::vector<std::size_t> grid)
+        : w_(w), grid_(std::move(grid)), g_(grid_.size() - 1), S_(w, dimension, m.merge), node_{m, dimension},
+          T_(2 * (g_ + 1) * (g_ + 1), std::numeric_limits<double>::infinity()), M_(T_.size(), 0)
+    {
+        for (std::size_t a = 0; a < g_; ++a) // the exact program inside every block
+            blocks_.emplace_back(w_.subspan(grid_[a], grid_[a + 1] - grid_[a]), dimension, m,
+                                 std::numeric_limits<std::size_t>::max());
+        for (std::size_t span = 1; span <= g_; ++span)
+            for (std::size_t a = 0; a + span <= g_; ++a)
+                for (std::size_t d = 0; d < 2; ++d) {
+                    const std::size_t b = a + span, lo = grid_[a] + d, hi = grid_[b];
+                    if (lo >= hi) continue; // empty
+                    double best = std::numeric_limits<double>::infinity();
+                    std::size_t arg = 0;
+                    if (span == 1) {
+                        best = blocks_[a].T(d, hi - grid_[a] - 1);
+                    } else {
+                        for (std::size_t mid = a + 1; mid < b; ++mid) {
+                            const std::size_t r = grid_[mid];
+                            if (r < lo) continue;
+                            const double c = join_states(w_[r], a, mid, d, mid, b, 1);
+                            if (c < best) best = c, arg = mid;
+                        }
+                    }
+                    T_[at(a, b, d)] = best;
+                    M_[at(a, b, d)] = static_cast<std::uint32_t>(arg);
+                }
+    }
+
+    std::size_t grid(std::size_t k) const { return grid_[k]; }
+    std::size_t blocks() const { return g_; }
+    double entries(std::size_t i, std::size_t j) const { return S_(i, j); }
+
+    double T(std::size_t a, std::size_t b, std::size_t d) const { return T_[at(a, b, d)]; }
+
+    // A node of weight own over the states (la, lb, ld) and (ra, rb, rd);
+    // a state with lb == la (or an empty range) is no child.
+    double join_states(double own, std::size_t la, std::size_t lb, std::size_t ld, std::size_t ra, std::size_t rb,
+                       std::size_t rd) const
+    {
+        const std::size_t li = grid_[la] + ld, lh = grid_[lb], ri = grid_[ra] + rd, rh = grid_[rb];
+        const bool hl = lb > la && li < lh, hr = rb > ra && ri < rh;
+        return node_(own, hl ? T_[at(la, lb, ld)] : 0, hl ? S_(li, lh - 1) : 0, hl, hr ? T_[at(ra, rb, rd)] : 0,
+                     hr ? S_(ri, rh - 1) : 0, hr);
+    }
+
+    // Hangs the tree of state (a, b, d) below `up` (-1: none); returns its root.
+    int build(std::size_t a, std::size_t b, std::size_t d, int up, std::vector<int>& parent,
+              std::vector<std::vector<int>>& children, std::vector<int>& self_position) const
+    {
+        const std::size_t lo = grid_[a] + d, hi = grid_[b];
+        if (b == a + 1) { // inside a block: the block program's tree, shifted
+            const auto& blk = blocks_[a];
+            const std::size_t base = grid_[a], n = hi - base;
+            std::vector<int> p(n, -2), sp(n, 0);
+            std::vector<std::vector<int>> ch(n);
+            const std::size_t root = blk.R(d, n - 1);
+            blk.build(d, n - 1, root, -1, p, ch, sp);
+            for (std::size_t k = d; k < n; ++k) {
+                const std::size_t r = base + k;
+                parent[r] = p[k] < 0 ? up : static_cast<int>(base) + p[k];
+                for (int c : ch[k]) children[r].push_back(static_cast<int>(base) + c);
+                self_position[r] = sp[k];
+            }
+            if (up >= 0) children[static_cast<std::size_t>(up)].push_back(static_cast<int>(base + root));
+            return static_cast<int>(base + root);
+        }
+        const std::size_t mid = M_[at(a, b, d)], r = grid_[mid];
+        parent[r] = up;
+        if (up >= 0) children[static_cast<std::size_t>(up)].push_back(static_cast<int>(r));
+        if (lo < r) {
+            build(a, mid, d, static_cast<int>(r), parent, children, self_position);
+            self_position[r] = 1;
+        }
+        if (r + 1 < hi) build(mid, b, 1, static_cast<int>(r), parent, children, self_position);
+        return static_cast<int>(r);
+    }
+
+private:
+    std::size_t at(std::size_t a, std::size_t b, std::size_t d) const { return (a * (g_ + 1) + b) * 2 + d; }
+
+    std::span<const double> w_;
+    std::vector<std::size_t> grid_;
+    std::size_t g_;
+    range_entries S_;
+    node_cost node_;
+    std::vector<double> T_;
+    std::vector<std::uint32_t> M_;
+    std::vector<interval_dp> blocks_;
+};
+
+// Grid positions: g near-equal blocks of [0, q), plus the extra positions.
+inline std::vector<std::size_t> make_grid(std::size_t q, std::size_t g, std::initializer_list<std::size_t> extra)
+{
+    std::vector<std::size_t> grid;
+    for (std::size_t k = 0; k <= g; ++k) grid.push_back(q * k / g);
+    for (std::size_t e : extra)
+        if (e < q) grid.push_back(e);
+    std::sort(grid.begin(), grid.end());
+    grid.erase(std::unique(grid.begin(), grid.end()), grid.end());
+    return grid;
+}
+
 inline tree empty_tree(int p)
 {
     tree t;
@@ -309,7 +421,8 @@ inline optimal_result free_exact(std::span<const double> nnz, double dimension, 
 
 struct optimal_binary_options {
     cost_model model{};
-    std::size_t exact_limit = 256; // exact interval search up to this P
+    std::size_t exact_limit = 256; // exact interval program up to this many ranks
+    std::size_t grid_blocks = 128; // above: blocks of the grid program
 };
 
 // The tree with its modelled cost. nnz[r] = rank r's entry count.
@@ -335,18 +448,31 @@ inline detail::optimal_result optimal_binary_tree(std::span<const double> nnz, d
         const std::size_t q = order.size();
         std::vector<double> w(q);
         for (std::size_t k = 0; k < q; ++k) w[k] = nnz[static_cast<std::size_t>(order[k])];
-        const detail::interval_dp dp(w, dimension, o.model, o.exact_limit);
-        double best = std::numeric_limits<double>::infinity();
-        std::size_t split = 0; // left = [0, split), right = [split, q)
-        for (std::size_t k = 0; k <= q; ++k) {
-            const double c = dp.join(nnz[static_cast<std::size_t>(root)], 0, k == 0 ? q : k - 1, k, q == k ? q : q - 1);
-            if (c < best) best = c, split = k;
-        }
         std::vector<int> parent(q, -1), self(q, 0), position(static_cast<std::size_t>(p), 0);
         std::vector<std::vector<int>> children(q);
-        // sequence positions q stands for the root
-        if (split > 0) dp.build(0, split - 1, dp.R(0, split - 1), -1, parent, children, self);
-        if (split < q) dp.build(split, q - 1, dp.R(split, q - 1), -1, parent, children, self);
+        double best = std::numeric_limits<double>::infinity();
+        const double own = nnz[static_cast<std::size_t>(root)];
+        if (q <= o.exact_limit) {
+            const detail::interval_dp dp(w, dimension, o.model, o.exact_limit);
+            std::size_t split = 0; // left = [0, split), right = [split, q)
+            for (std::size_t k = 0; k <= q; ++k) {
+                const double c = dp.join(own, 0, k == 0 ? q : k - 1, k, q == k ? q : q - 1);
+                if (c < best) best = c, split = k;
+            }
+            if (split > 0) dp.build(0, split - 1, dp.R(0, split - 1), -1, parent, children, self);
+            if (split < q) dp.build(split, q - 1, dp.R(split, q - 1), -1, parent, children, self);
+        } else {
+            const detail::grid_dp dp(w, dimension, o.model, detail::make_grid(q, o.grid_blocks, {}));
+            const std::size_t g = dp.blocks();
+            std::size_t split = 0; // left = blocks [0, split), right = blocks [split, g)
+            for (std::size_t k = 0; k <= g; ++k) {
+                const double c = dp.join_states(own, 0, k, 0, k, g, 0);
+                if (c < best) best = c, split = k;
+            }
+            if (split > 0) dp.build(0, split, 0, -1, parent, children, self);
+            if (split < g) dp.build(split, g, 0, -1, parent, children, self);
+        }
+        // parent -1 in the sequence means: a child of the root
         tree& t = out.t;
         for (std::size_t k = 0; k < q; ++k) {
             const auto r = static_cast<std::size_t>(order[k]);
@@ -361,17 +487,37 @@ inline detail::optimal_result optimal_binary_tree(std::span<const double> nnz, d
         out.cost = best;
     } else {
         // Alphabetic: any top; a top other than the root forwards the result.
-        const detail::interval_dp dp(nnz, dimension, o.model, o.exact_limit);
         const std::size_t q = nnz.size();
-        const double forward = o.model.message_time(dp.entries(0, q - 1), dimension);
         double best = std::numeric_limits<double>::infinity();
         std::size_t top = 0;
-        for (std::size_t k = 0; k < q; ++k) {
-            const double c = dp.root_at(k, 0, q - 1) + (static_cast<int>(k) == root ? 0 : forward);
-            if (c < best) best = c, top = k;
-        }
         tree& t = out.t;
-        dp.build(0, q - 1, top, -1, t.parent, t.children, t.self_position);
+        if (q <= o.exact_limit) {
+            const detail::interval_dp dp(nnz, dimension, o.model, o.exact_limit);
+            const double forward = o.model.message_time(dp.entries(0, q - 1), dimension);
+            for (std::size_t k = 0; k < q; ++k) {
+                const double c = dp.root_at(k, 0, q - 1) + (static_cast<int>(k) == root ? 0 : forward);
+                if (c < best) best = c, top = k;
+            }
+            dp.build(0, q - 1, top, -1, t.parent, t.children, t.self_position);
+        } else {
+            // the root is a grid position, so it can be the top
+            const detail::grid_dp dp(nnz, dimension, o.model,
+                                     detail::make_grid(q, o.grid_blocks, {static_cast<std::size_t>(root)}));
+            const double forward = o.model.message_time(dp.entries(0, q - 1), dimension);
+            const std::size_t g = dp.blocks();
+            std::size_t top_block = 0;
+            for (std::size_t m = 0; m < g; ++m) { // top at grid position m: [0, G_m) and [G_m + 1, q)
+                const std::size_t r = dp.grid(m);
+                const double c = dp.join_states(nnz[r], 0, m, 0, m, g, 1) + (static_cast<int>(r) == root ? 0 : forward);
+                if (c < best) best = c, top = r, top_block = m;
+            }
+            if (top_block > 0) {
+                dp.build(0, top_block, 0, static_cast<int>(top), t.parent, t.children, t.self_position);
+                t.self_position[top] = 1;
+            }
+            if (top + 1 < q) dp.build(top_block, g, 1, static_cast<int>(top), t.parent, t.children, t.self_position);
+            t.parent[top] = -1;
+        }
         std::vector<int> position(q);
         std::iota(position.begin(), position.end(), 0);
         detail::sort_children_by_position(t, position);
