@@ -115,7 +115,7 @@ BOOST_AUTO_TEST_CASE(min_max_bit_or_and_non_commutative)
         for (std::size_t seg : {std::size_t{0}, std::size_t{256}})
             for (const auto& pol : policies(w, seg))
                 for (int root : roots())
-                    for (pattern p : {pattern::uniform, pattern::zipf, pattern::one_dense_rest_empty}) {
+                    for (pattern p : all_patterns) {
                         BOOST_TEST(check_case<double>(pol, root, 2000, 0.1, p, sr::min{}, ++salt));
                         BOOST_TEST(check_case<float>(pol, root, 2000, 0.1, p, boost::mpi::maximum<float>{}, ++salt));
                         if (w == sr::wire::rle) continue; // RLE is for float and double
