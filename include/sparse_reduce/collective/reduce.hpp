@@ -33,6 +33,7 @@
 
 #include "../error.hpp"
 #include "../exec/mpi_executor.hpp"
+#include "../exec/rank_program.hpp"
 #include "../exec/reduce_node.hpp"
 #include "../kernel/combine.hpp"
 #include "../kernel/entry_stream.hpp"
@@ -194,82 +195,28 @@ public:
         if (local_ok) own.window_entries = detail::window_entries<T>(in, cfg, id);
 
         const bool destination = me == root_;
-        std::vector<detail::root_output<T>> results(ntrees); // one per tree: they hold alternate windows
+        T* dense_out = nullptr;
         if constexpr (RO::kind == repr_kind::dense)
-            if (destination) {
-                T* dense_out = RO::output(out, dimension_).data();
-                for (auto& r : results) r.dense = dense_out;
-            }
-
-        // Per tree: this rank's node, and the receiver of the forwarded
-        // result when the tree's top is another rank than the root.
-        using node_t = detail::reduce_node<T, Op, reader_t>;
-        std::vector<detail::own_input<T, reader_t>> owns(ntrees, own); // each tree reads its own windows
-        std::vector<std::optional<node_t>> tree_nodes(ntrees), forward_nodes(ntrees);
-        std::vector<detail::node_binding<node_t>> bindings;
-        if (pools_.size() < 2 * ntrees) pools_.resize(2 * ntrees);
-        for (std::size_t k = 0; k < ntrees; ++k) {
-            const tree& t = trees[k];
-            const auto view = t.local(me);
-            detail::stream_config c = cfg;
-            c.window_offset = k;
-            const int stream_tag = detail::stream_tag + 2 * static_cast<int>(k);
-            const int forward_tag = detail::forward_tag + 2 * static_cast<int>(k);
-            detail::node_shape shape{me, {view.children.begin(), view.children.end()}, view.self_position,
-                                     view.parent >= 0 || view.forwards};
-            auto& node = tree_nodes[k].emplace(shape, c, op, &owns[k], shape.sends ? nullptr : &results[k], pools_[2 * k]);
-            if (!local_ok)
-                node.fail_locally("dimension mismatch: rank " + std::to_string(me) + " has dimension " +
-                                  std::to_string(sparse_reduce::dimension(in)) + ", the plan has " +
-                                  std::to_string(dimension_));
-            bindings.push_back({&node, view.forwards ? t.destination : view.parent,
-                                view.forwards ? forward_tag : stream_tag, stream_tag});
-            if (view.receives_forward) {
-                auto& fwd = forward_nodes[k].emplace(detail::node_shape{me, {t.top}, -1, false}, c, op, nullptr,
-                                                     &results[k], pools_[2 * k + 1]);
-                bindings.push_back({&fwd, -1, -1, forward_tag});
-            }
-        }
-        detail::run_nodes(private_, bindings);
+            if (destination) dense_out = RO::output(out, dimension_).data();
+        const std::string local_failure =
+            local_ok ? std::string()
+                     : "dimension mismatch: rank " + std::to_string(me) + " has dimension " +
+                           std::to_string(sparse_reduce::dimension(in)) + ", the plan has " + std::to_string(dimension_);
+        detail::rank_program<T, Op, reader_t> program(trees, me, cfg, op, own, dense_out, pools_, local_failure);
+        detail::run_nodes(private_, program.bindings());
 
         report rep;
-        const tree& first = trees.front();
-        rep.algorithm = first.name + "(wire=" + wire::to_string(cfg.format) + ", segment=" +
+        rep.algorithm = trees.front().name + "(wire=" + wire::to_string(cfg.format) + ", segment=" +
                         std::to_string(cfg.segment_bytes) + ")";
         for (const tree& t : trees)
             if (t.order_preserving && t.top != t.destination)
                 rep.algorithm += ", rank order, forwarded from " + std::to_string(t.top);
-        for (const auto& b : bindings) {
-            const node_t* n = b.node;
-            rep.bytes_sent += n->bytes_sent();
-            rep.bytes_received += n->bytes_received();
-            rep.messages_sent += n->messages_sent();
-        }
-        for (const auto& b : bindings)
-            if (b.node->failed() && (destination || b.node->detected_failure())) {
-                const auto& f = *b.node->failure_info();
-                detail::fail("reduce failed on rank " + std::to_string(f.rank) + ": " + f.text);
-            }
+        rep.bytes_sent = program.bytes_sent();
+        rep.bytes_received = program.bytes_received();
+        rep.messages_sent = program.messages_sent();
+        program.throw_if_failed(destination);
         if constexpr (RO::kind != repr_kind::dense)
-            if (destination) {
-                // the trees' entries, merged back into index order
-                std::size_t total = 0;
-                for (const auto& r : results) total += r.indices.size();
-                std::vector<std::size_t> at(ntrees, 0);
-                detail::write_through_sink(out, dimension_, total, id, [&](auto& sink) {
-                    for (;;) {
-                        std::size_t pick = ntrees;
-                        for (std::size_t k = 0; k < ntrees; ++k)
-                            if (at[k] < results[k].indices.size() &&
-                                (pick == ntrees || results[k].indices[at[k]] < results[pick].indices[at[pick]]))
-                                pick = k;
-                        if (pick == ntrees) break;
-                        sink.put(results[pick].indices[at[pick]], results[pick].values[at[pick]]);
-                        ++at[pick];
-                    }
-                    sink.finish();
-                });
-            }
+            if (destination) program.write_sparse_output(out, dimension_, id);
         return rep;
     }
 

@@ -282,6 +282,7 @@ public:
     std::size_t bytes_sent() const { return bytes_sent_; }
     std::size_t bytes_received() const { return bytes_received_; }
     std::size_t messages_sent() const { return messages_sent_; }
+    std::size_t elements_combined() const { return elements_combined_; } // the γ term's count
 
 private:
     struct queued {
@@ -381,8 +382,13 @@ private:
         std::size_t estimate = has_own ? own_->window_entries[k] : 0;
         for (std::size_t c = 0; c < children_.size(); ++c) estimate += child_block_entries(c, len);
         const bool to_dense_output = !shape_.sends && out_->dense != nullptr;
-        if (to_dense_output || 4 * estimate >= len) fold_dense(lo, len, has_own, to_dense_output);
-        else fold_sparse(lo, len, has_own);
+        if (to_dense_output || 4 * estimate >= len) {
+            fold_dense(lo, len, has_own, to_dense_output);
+            elements_combined_ += len * (children_.size() + (has_own ? 1 : 0));
+        } else {
+            fold_sparse(lo, len, has_own);
+            elements_combined_ += estimate;
+        }
     }
 
     // acc = c[0] ⊗ ... ⊗ own ⊗ ... on a dense array: start from own, apply
@@ -509,7 +515,7 @@ private:
 
     std::optional<failure> failure_;
     bool detected_ = false;
-    std::size_t bytes_sent_ = 0, bytes_received_ = 0, messages_sent_ = 0;
+    std::size_t bytes_sent_ = 0, bytes_received_ = 0, messages_sent_ = 0, elements_combined_ = 0;
 };
 
 } // namespace sparse_reduce::detail

@@ -1,0 +1,111 @@
+#pragma once
+// One rank's share of a reduction: for every tree (one, or two taking
+// alternate windows) the rank's node, plus the receiver of the forwarded
+// result where the tree's top is not the root. Built the same way for the
+// Boost.MPI executor and for the simulator, which differ only in how they
+// move the messages.
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "../kernel/combine.hpp"
+#include "../tree/tree.hpp"
+#include "mpi_executor.hpp"
+#include "reduce_node.hpp"
+
+namespace sparse_reduce::detail {
+
+template <class T, class Op, class Reader>
+class rank_program {
+public:
+    using node_t = reduce_node<T, Op, Reader>;
+
+    // dense_out: the root's dense output (nullptr when the output is sparse
+    // or this rank is not the root); pools: 2 per tree, kept by the caller.
+    rank_program(const std::vector<tree>& trees, int me, const stream_config& cfg, const Op& op,
+                 const own_input<T, Reader>& own, T* dense_out, std::vector<node_buffers>& pools,
+                 const std::string& local_failure)
+        : owns_(trees.size(), own), results_(trees.size()), tree_nodes_(trees.size()), forward_nodes_(trees.size())
+    {
+        const std::size_t n = trees.size();
+        if (pools.size() < 2 * n) pools.resize(2 * n);
+        for (auto& r : results_) r.dense = dense_out;
+        for (std::size_t k = 0; k < n; ++k) {
+            const tree& t = trees[k];
+            const auto view = t.local(me);
+            stream_config c = cfg;
+            c.window_offset = k;
+            c.window_stride = n;
+            const int stream = stream_tag + 2 * static_cast<int>(k), forward = forward_tag + 2 * static_cast<int>(k);
+            node_shape shape{me, {view.children.begin(), view.children.end()}, view.self_position,
+                             view.parent >= 0 || view.forwards};
+            auto& node = tree_nodes_[k].emplace(shape, c, op, &owns_[k], shape.sends ? nullptr : &results_[k], pools[2 * k]);
+            if (!local_failure.empty()) node.fail_locally(local_failure);
+            bindings_.push_back({&node, view.forwards ? t.destination : view.parent, view.forwards ? forward : stream, stream});
+            if (view.receives_forward) {
+                auto& fwd = forward_nodes_[k].emplace(node_shape{me, {t.top}, -1, false}, c, op, nullptr, &results_[k],
+                                                      pools[2 * k + 1]);
+                bindings_.push_back({&fwd, -1, -1, forward});
+            }
+        }
+    }
+    rank_program(const rank_program&) = delete;
+    rank_program& operator=(const rank_program&) = delete;
+
+    std::vector<node_binding<node_t>>& bindings() { return bindings_; }
+
+    std::size_t bytes_sent() const { return sum(&node_t::bytes_sent); }
+    std::size_t bytes_received() const { return sum(&node_t::bytes_received); }
+    std::size_t messages_sent() const { return sum(&node_t::messages_sent); }
+    std::size_t elements_combined() const { return sum(&node_t::elements_combined); }
+
+    // Throws on the root, and on the rank that detected a failure.
+    void throw_if_failed(bool root) const
+    {
+        for (const auto& b : bindings_)
+            if (b.node->failed() && (root || b.node->detected_failure())) {
+                const auto& f = *b.node->failure_info();
+                fail("reduce failed on rank " + std::to_string(f.rank) + ": " + f.text);
+            }
+    }
+
+    // The root's result into a sparse output: the trees' entries merged back
+    // into index order (a dense output was written in place).
+    template <class Out>
+    void write_sparse_output(Out& out, std::size_t dimension, const T& id)
+    {
+        std::size_t total = 0;
+        for (const auto& r : results_) total += r.indices.size();
+        std::vector<std::size_t> at(results_.size(), 0);
+        write_through_sink(out, dimension, total, id, [&](auto& sink) {
+            for (;;) {
+                std::size_t pick = results_.size();
+                for (std::size_t k = 0; k < results_.size(); ++k)
+                    if (at[k] < results_[k].indices.size() &&
+                        (pick == results_.size() || results_[k].indices[at[k]] < results_[pick].indices[at[pick]]))
+                        pick = k;
+                if (pick == results_.size()) break;
+                sink.put(results_[pick].indices[at[pick]], results_[pick].values[at[pick]]);
+                ++at[pick];
+            }
+            sink.finish();
+        });
+    }
+
+private:
+    std::size_t sum(std::size_t (node_t::*get)() const) const
+    {
+        std::size_t s = 0;
+        for (const auto& b : bindings_) s += (b.node->*get)();
+        return s;
+    }
+
+    std::vector<own_input<T, Reader>> owns_; // each tree reads its own windows
+    std::vector<root_output<T>> results_;    // one per tree: they hold alternate windows
+    std::vector<std::optional<node_t>> tree_nodes_, forward_nodes_;
+    std::vector<node_binding<node_t>> bindings_;
+};
+
+} // namespace sparse_reduce::detail
