@@ -8,7 +8,7 @@
 //   model/   the α-β-γ cost model and merged sizes
 //   tree/    reduction trees as plain data (binomial, k-ary, binary, chain, optimal binary, two-tree)
 //   schedule/ trees plus windows: what every rank does, printable
-//   exec/    the per-rank state machine and the Boost.MPI executor
+//   exec/    the per-rank state machine, the Boost.MPI executor, the simulator
 //   collective/  the public collectives: reduce and its plan
 
 #include "version.hpp"
@@ -41,3 +41,4 @@
 #include "policy.hpp"
 #include "report.hpp"
 #include "collective/reduce.hpp"
+#include "exec/simulator.hpp"

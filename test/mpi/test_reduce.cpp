@@ -230,6 +230,37 @@ BOOST_AUTO_TEST_CASE(bytes_on_the_wire_against_a_dense_reduce)
     }
 }
 
+BOOST_AUTO_TEST_CASE(the_simulator_moves_exactly_the_executors_bytes)
+{
+    auto& comm = world();
+    const std::size_t n = 50000;
+    for (const auto& pol : policies(sr::wire::adaptive, 4096))
+        for (double density : {0.001, 0.05, 1.0}) {
+            const int root = comm.size() / 2;
+            const auto in = input_of<double>(comm.rank(), comm.size(), n, density, pattern::zipf, std::plus<>{}, 31);
+            std::vector<double> out;
+            const auto rep = std::visit([&](const auto& p) { return sr::reduce(comm, in, out, std::plus<>{}, root, p); }, pol);
+            std::vector<std::size_t> sent;
+            boost::mpi::gather(comm, rep.bytes_sent, sent, 0);
+            bool ok = true;
+            if (comm.rank() == 0) {
+                std::vector<std::vector<double>> all;
+                for (int r = 0; r < comm.size(); ++r)
+                    all.push_back(input_of<double>(r, comm.size(), n, density, pattern::zipf, std::plus<>{}, 31));
+                std::vector<double> sim_out;
+                const auto sim = std::visit(
+                    [&](const auto& p) {
+                        return sr::simulate_reduce(std::span<const std::vector<double>>(all), sim_out, std::plus<>{}, root, p);
+                    },
+                    pol);
+                ok = sim.bytes_sent == sent && matches(sim_out, serial_fold<double>(comm.size(), n, density, pattern::zipf,
+                                                                                   std::plus<>{}, 31));
+                BOOST_TEST(ok, "policy " << pol.index() << " density " << density);
+            }
+            BOOST_TEST(all_ok(ok));
+        }
+}
+
 BOOST_AUTO_TEST_CASE(invalid_root_throws_everywhere_before_sending)
 {
     auto& comm = world();

@@ -110,6 +110,42 @@ std::vector<std::uint32_t> window_entries(const auto& in, const stream_config& c
     return counts;
 }
 
+template <reduce_policy Policy>
+stream_config make_stream_config(const Policy& policy, std::size_t dimension, std::size_t value_bytes, std::size_t ntrees)
+{
+    stream_config cfg;
+    cfg.dimension = dimension;
+    cfg.segment_bytes = policy.segment_bytes ? policy.segment_bytes : default_segment_bytes;
+    cfg.window = std::max<std::size_t>(1, cfg.segment_bytes / value_bytes);
+    cfg.format = policy.wire;
+    cfg.window_stride = ntrees;
+    return cfg;
+}
+
+// How a rank reads its own vector: the dense array when there is one, a
+// reader over its entries, and its entries per window.
+template <representation In, class T>
+auto make_own_input(const In& in, const stream_config& cfg, const T& id, bool count_windows)
+{
+    using R = repr_traits<std::remove_cvref_t<In>>;
+    own_input<T, decltype(make_reader(in, id))> own{nullptr, make_reader(in, id), {}};
+    if constexpr (R::kind == repr_kind::dense) own.dense = R::read(in).data();
+    if (count_windows) own.window_entries = window_entries<T>(in, cfg, id);
+    return own;
+}
+
+// The trees of a policy for this call; optimal_binary needs every rank's
+// entry count and the dimension they agree on.
+template <reduce_policy Policy>
+std::vector<tree> trees_of(const Policy& policy, int size, int root, bool commutative, std::span<const double> nnz,
+                           double dimension)
+{
+    if constexpr (std::is_same_v<Policy, policy::optimal_binary>)
+        return {optimal_binary_tree(nnz, dimension, root, commutative, {.model = policy.model}).t};
+    else
+        return build_trees(policy, size, root, commutative);
+}
+
 } // namespace detail
 
 template <reduce_policy Policy = policy::automatic>
@@ -142,7 +178,7 @@ public:
     {
         schedule s;
         s.trees = trees_for(commutative, local_entries);
-        const auto cfg = stream_config_for(value_bytes, s.trees.size());
+        const auto cfg = detail::make_stream_config(policy_, dimension_, value_bytes, s.trees.size());
         s.dimension = cfg.dimension;
         s.window = cfg.window;
         s.segment_bytes = cfg.segment_bytes;
@@ -161,11 +197,11 @@ public:
             const double dimension = nnz.back();
             nnz.pop_back();
             if (!t || nnz != tree_nnz_[commutative ? 1 : 0]) {
-                t = std::vector<tree>{optimal_binary_tree(nnz, dimension, root_, commutative, {.model = policy_.model}).t};
+                t = detail::trees_of(policy_, comm_.size(), root_, commutative, nnz, dimension);
                 tree_nnz_[commutative ? 1 : 0] = nnz;
             }
         } else if (!t) {
-            t = detail::build_trees(policy_, comm_.size(), root_, commutative);
+            t = detail::trees_of(policy_, comm_.size(), root_, commutative, {}, 0);
         }
         return *t;
     }
@@ -176,7 +212,6 @@ public:
     report reduce(const In& in, Out&& out, const Op& op)
     {
         using T = value_type_of<In>;
-        using RI = repr_traits<std::remove_cvref_t<In>>;
         using RO = repr_traits<std::remove_cvref_t<Out>>;
         constexpr bool commutative = is_commutative_v<Op, T>;
         if constexpr (!rle_value<T>)
@@ -186,13 +221,11 @@ public:
         const int me = comm_.rank();
         const T id = identity<T>(op);
         const std::size_t ntrees = trees.size();
-        const detail::stream_config cfg = stream_config_for(sizeof(T), ntrees);
+        const detail::stream_config cfg = detail::make_stream_config(policy_, dimension_, sizeof(T), ntrees);
 
         const bool local_ok = sparse_reduce::dimension(in) == dimension_;
         using reader_t = decltype(detail::make_reader(in, id));
-        detail::own_input<T, reader_t> own{nullptr, detail::make_reader(in, id), {}};
-        if constexpr (RI::kind == repr_kind::dense) own.dense = RI::read(in).data();
-        if (local_ok) own.window_entries = detail::window_entries<T>(in, cfg, id);
+        const auto own = detail::make_own_input(in, cfg, id, local_ok);
 
         const bool destination = me == root_;
         T* dense_out = nullptr;
@@ -221,17 +254,6 @@ public:
     }
 
 private:
-    detail::stream_config stream_config_for(std::size_t value_bytes, std::size_t ntrees) const
-    {
-        detail::stream_config cfg;
-        cfg.dimension = dimension_;
-        cfg.segment_bytes = policy_.segment_bytes ? policy_.segment_bytes : default_segment_bytes;
-        cfg.window = std::max<std::size_t>(1, cfg.segment_bytes / value_bytes);
-        cfg.format = policy_.wire;
-        cfg.window_stride = ntrees;
-        return cfg;
-    }
-
     // Every rank's entry count, then the largest dimension, by one
     // allgather on the private communicator.
     std::vector<double> gather_entries(std::size_t local)

@@ -8,8 +8,8 @@
 // The index space is cut into windows of W elements (the segments). Every
 // stream carries, window by window, one wire block per window, packed into
 // messages: a message is sent once its payload reaches segment_bytes, when
-// the next window might not fit, when the node must wait for input, or at
-// the end. A dense partial result thus travels as one window per message
+// the next window might not fit, or at the end: by data alone, never by
+// timing, so a run moves the same bytes on any network. A dense partial result thus travels as one window per message
 // (pipelined), a sparse one as few messages covering many windows: seed
 // 000's local pipelining, decided by each sender on its own data.
 //
@@ -251,13 +251,12 @@ public:
             }
             release_consumed();
             if (shape_.sends) {
-                if (next_window_ >= nwin) {
-                    if (!end_queued_ && (building_ >= 0 || acquire_buffer())) {
-                        seal(true);
-                        end_queued_ = true;
-                    }
-                } else if (building_ >= 0 && building_windows_ > 0) {
-                    seal(false); // blocked on input: keep the pipeline moving
+                // Messages are cut by data alone (never by timing), so the
+                // bytes and messages of a run are the same on every network
+                // and in the simulator.
+                if (next_window_ >= nwin && !end_queued_ && (building_ >= 0 || acquire_buffer())) {
+                    seal(true);
+                    end_queued_ = true;
                 }
             }
         } catch (const std::exception& e) {

@@ -1,0 +1,193 @@
+#pragma once
+// The simulator: runs the very same per-rank programs as the Boost.MPI
+// executor (exec/rank_program.hpp, the same reduce_node state machines, real
+// data, real encoding) for P virtual ranks inside one process, on a
+// modelled clock instead of a network:
+//
+//   a message of B bytes    alpha + beta * B on the sender's and the
+//                           receiver's link; a rank's transfers serialise on
+//                           its link, and a transfer starts once the
+//                           receiver has posted the receive
+//   folding E elements      gamma * E on the rank's processor
+//
+// It returns the modelled completion time, the bytes on the critical path
+// (the longest chain of dependent transfers ending at the root) and the
+// totals; byte and message counts equal the executor's for the same inputs.
+
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <memory>
+#include <queue>
+#include <span>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "../collective/reduce.hpp"
+#include "rank_program.hpp"
+
+namespace sparse_reduce {
+
+struct network_model {
+    double alpha = 1.5e-6;     // seconds per message (InfiniBand-class by default)
+    double beta = 1.0 / 12e9;  // seconds per byte (12 GB/s)
+    double gamma = 1e-9;       // seconds per folded element
+};
+
+struct simulation_result {
+    std::string algorithm;
+    double time = 0;                     // modelled completion, seconds
+    std::size_t critical_path_bytes = 0; // on the longest dependent chain into the root
+    std::size_t bytes_total = 0, messages_total = 0;
+    std::vector<std::size_t> bytes_sent; // per rank
+};
+
+// Simulates reduce(comm of inputs.size() ranks, inputs[r] on rank r, out, op, root, policy).
+template <reduce_policy Policy = policy::automatic, representation In, representation Out, class Op>
+    requires std::same_as<value_type_of<In>, value_type_of<Out>> && associative_op<Op, value_type_of<In>>
+simulation_result simulate_reduce(std::span<const In> inputs, Out& out, const Op& op, int root, const Policy& policy = {},
+                                  const network_model& net = {})
+{
+    using T = value_type_of<In>;
+    using RO = repr_traits<std::remove_cvref_t<Out>>;
+    const int p = static_cast<int>(inputs.size());
+    if (root < 0 || root >= std::max(p, 1))
+        detail::fail("invalid root " + std::to_string(root) + " for " + std::to_string(p) + " simulated ranks");
+    if (p == 0) return {};
+    const T id = identity<T>(op);
+    std::size_t dim = 0;
+    std::vector<double> nnz;
+    for (const In& in : inputs) {
+        dim = std::max(dim, dimension(in));
+        nnz.push_back(static_cast<double>(stored_entries(in)));
+    }
+    const auto trees = detail::trees_of(policy, p, root, is_commutative_v<Op, T>, nnz, static_cast<double>(dim));
+    const auto cfg = detail::make_stream_config(policy, dim, sizeof(T), trees.size());
+
+    using reader_t = decltype(detail::make_reader(inputs[0], id));
+    using program_t = detail::rank_program<T, Op, reader_t>;
+    using node_t = typename program_t::node_t;
+    T* dense_out = nullptr;
+    if constexpr (RO::kind == repr_kind::dense) dense_out = RO::output(out, dim).data();
+    std::vector<std::vector<detail::node_buffers>> pools(static_cast<std::size_t>(p));
+    std::vector<std::unique_ptr<program_t>> programs;
+    for (int r = 0; r < p; ++r) {
+        const In& in = inputs[static_cast<std::size_t>(r)];
+        const bool ok = dimension(in) == dim;
+        programs.push_back(std::make_unique<program_t>(
+            trees, r, cfg, op, detail::make_own_input(in, cfg, id, ok), r == root ? dense_out : nullptr,
+            pools[static_cast<std::size_t>(r)],
+            ok ? std::string() : "dimension mismatch: rank " + std::to_string(r) + " has dimension " +
+                                     std::to_string(dimension(in)) + ", others " + std::to_string(dim)));
+    }
+
+    // ---- the modelled machine ----
+    struct message {
+        node_t* sender;
+        int buffer;
+        std::span<const std::byte> bytes;
+        double ready;
+        std::size_t critical;
+    };
+    struct receive {
+        node_t* node;
+        std::size_t child;
+        std::span<std::byte> slot;
+        double posted;
+    };
+    struct event {
+        double time;
+        std::size_t seq;
+        int rank;
+        node_t* node;
+        bool delivery; // else: a send completed
+        std::size_t child;
+        int buffer;
+        std::size_t bytes, critical;
+        bool operator>(const event& o) const { return std::tie(time, seq) > std::tie(o.time, o.seq); }
+    };
+    using key = std::tuple<int, int, int>; // (from, to, tag)
+    std::map<key, std::deque<message>> sends;
+    std::map<key, std::deque<receive>> receives;
+    std::priority_queue<event, std::vector<event>, std::greater<>> events;
+    std::vector<double> cpu(static_cast<std::size_t>(p), 0), link(static_cast<std::size_t>(p), 0);
+    std::map<const node_t*, std::size_t> critical; // longest chain received so far
+    std::size_t seq = 0;
+    simulation_result res;
+
+    auto match = [&](const key& k) {
+        auto& s = sends[k];
+        auto& q = receives[k];
+        while (!s.empty() && !q.empty()) {
+            const message m = s.front();
+            const receive rv = q.front();
+            s.pop_front();
+            q.pop_front();
+            const auto [from, to, tag] = k;
+            const double start = std::max({m.ready, rv.posted, link[static_cast<std::size_t>(from)], link[static_cast<std::size_t>(to)]});
+            const double end = start + net.alpha + net.beta * static_cast<double>(m.bytes.size());
+            link[static_cast<std::size_t>(from)] = link[static_cast<std::size_t>(to)] = end;
+            std::memcpy(rv.slot.data(), m.bytes.data(), m.bytes.size());
+            events.push({end, seq++, to, rv.node, true, rv.child, 0, m.bytes.size(), m.critical});
+            events.push({end, seq++, from, m.sender, false, 0, m.buffer, 0, 0});
+        }
+    };
+    // Lets every node of a rank work at the rank's clock, then posts what it can.
+    auto step = [&](int r) {
+        auto& prog = *programs[static_cast<std::size_t>(r)];
+        const std::size_t before = prog.elements_combined();
+        for (auto& b : prog.bindings()) b.node->progress();
+        cpu[static_cast<std::size_t>(r)] += net.gamma * static_cast<double>(prog.elements_combined() - before);
+        const double now = cpu[static_cast<std::size_t>(r)];
+        for (auto& b : prog.bindings()) {
+            node_t* n = b.node;
+            for (std::size_t c = 0; c < n->child_count(); ++c)
+                if (auto slot = n->receive_slot(c)) {
+                    const key k{n->child_rank(c), r, b.recv_tag};
+                    receives[k].push_back({n, c, *slot, now});
+                    match(k);
+                }
+            while (auto o = n->take_outgoing()) {
+                const key k{r, b.send_to, b.send_tag};
+                sends[k].push_back({n, o->buffer, o->bytes, now, critical[n] + o->bytes.size()});
+                match(k);
+            }
+        }
+    };
+    for (int r = 0; r < p; ++r) step(r);
+    while (!events.empty()) {
+        const event e = events.top();
+        events.pop();
+        auto& clock = cpu[static_cast<std::size_t>(e.rank)];
+        clock = std::max(clock, e.time);
+        if (e.delivery) {
+            critical[e.node] = std::max(critical[e.node], e.critical);
+            e.node->on_message(e.child, e.bytes);
+        } else {
+            e.node->on_sent(e.buffer);
+        }
+        step(e.rank);
+    }
+    for (auto& prog : programs)
+        for (auto& b : prog->bindings())
+            if (!b.node->finished() || !b.node->idle()) detail::fail("internal error: the simulation stalled");
+
+    res.algorithm = trees.front().name;
+    for (int r = 0; r < p; ++r) {
+        const auto& prog = *programs[static_cast<std::size_t>(r)];
+        res.bytes_sent.push_back(prog.bytes_sent());
+        res.bytes_total += prog.bytes_sent();
+        res.messages_total += prog.messages_sent();
+        res.time = std::max(res.time, cpu[static_cast<std::size_t>(r)]);
+    }
+    for (auto& b : programs[static_cast<std::size_t>(root)]->bindings())
+        res.critical_path_bytes = std::max(res.critical_path_bytes, critical[b.node]);
+    programs[static_cast<std::size_t>(root)]->throw_if_failed(true);
+    if constexpr (RO::kind != repr_kind::dense) programs[static_cast<std::size_t>(root)]->write_sparse_output(out, dim, id);
+    return res;
+}
+
+} // namespace sparse_reduce
