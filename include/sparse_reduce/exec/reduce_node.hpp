@@ -330,7 +330,6 @@ private:
             if (!used) {
                 building_ = b;
                 building_size_ = message_header_bytes;
-                building_windows_ = 0;
                 return true;
             }
         }
@@ -458,7 +457,6 @@ private:
     void emit(Reader r, std::size_t len)
     {
         building_size_ += wire::encode_block<T>(r, len, id_, cfg_.format, out_bytes(building_) + building_size_);
-        ++building_windows_;
         if (building_size_ - message_header_bytes >= cfg_.segment_bytes) seal(false);
     }
 
@@ -504,7 +502,7 @@ private:
 
     std::byte* out_buf_[2] = {};
     int building_ = -1;
-    std::size_t building_size_ = 0, building_windows_ = 0, sent_frontier_ = 0;
+    std::size_t building_size_ = 0, sent_frontier_ = 0;
     std::vector<std::pair<int, std::size_t>> ready_;
     std::vector<int> in_flight_;
     bool end_queued_ = false;
