@@ -10,6 +10,7 @@
 //                  0 = automatic (default_segment_bytes)
 
 #include <cstddef>
+#include <optional>
 #include <string>
 
 #include "model/cost.hpp"
@@ -26,7 +27,7 @@ struct binomial {
     std::size_t segment_bytes = 0;
 };
 struct k_ary {
-    int k = 0; // 0: chosen by the library
+    int k = 0; // 0: seed 001's best k for this call's sizes and the tuned model (one small allreduce)
     wire::format wire = wire::adaptive;
     std::size_t segment_bytes = 0;
 };
@@ -50,9 +51,16 @@ struct two_tree {
     wire::format wire = wire::adaptive;
     std::size_t segment_bytes = 0;
 };
+// Sreduce (select/sreduce.hpp): tree and segment size chosen per call from
+// P, C, S and D and the machine's tuning. One small allreduce per call
+// (entries, dimension, where entries fall) gives every rank the same view;
+// hints override the measured S and D.
 struct automatic {
     wire::format wire = wire::adaptive;
-    std::size_t segment_bytes = 0;
+    std::size_t segment_bytes = 0;           // 0: chosen too
+    std::optional<double> sparsity;          // hint: fraction of identity elements, same on every rank
+    std::optional<merge_model> distribution; // hint: uniform or zipf
+    std::string tuning_file;                 // else $SPARSE_REDUCE_TUNING, else built-in defaults
 };
 
 } // namespace policy

@@ -13,7 +13,7 @@ using namespace sparse_reduce_test;
 namespace {
 
 using any_policy = std::variant<sr::policy::binomial, sr::policy::k_ary, sr::policy::binary, sr::policy::chain,
-                                sr::policy::optimal_binary, sr::policy::two_tree>;
+                                sr::policy::optimal_binary, sr::policy::two_tree, sr::policy::automatic>;
 
 template <class T, class Op>
 bool simulated_equals_fold(const any_policy& pol, int p, int root, double density, const Op& op)
@@ -42,7 +42,8 @@ BOOST_AUTO_TEST_CASE(simulated_results_equal_the_serial_fold)
 {
     const std::vector<any_policy> pols{sr::policy::binomial{.segment_bytes = 512}, sr::policy::k_ary{.k = 3},
                                        sr::policy::binary{.wire = sr::wire::rle}, sr::policy::chain{.segment_bytes = 256},
-                                       sr::policy::optimal_binary{}, sr::policy::two_tree{.segment_bytes = 512}};
+                                       sr::policy::optimal_binary{}, sr::policy::two_tree{.segment_bytes = 512},
+                                       sr::policy::automatic{}, sr::policy::k_ary{}};
     for (const auto& pol : pols)
         for (int p : {1, 2, 3, 5, 8, 13})
             for (int root : {0, p - 1, p / 2}) {
@@ -62,7 +63,7 @@ BOOST_AUTO_TEST_CASE(the_clock_follows_the_model)
     sr::network_model net;
     net.alpha = 1e-3;
     net.beta = 1e-6;
-    net.gamma = 0;
+    net.gamma = net.gamma_dense = 0;
     const auto res = sr::simulate_reduce(std::span<const std::vector<double>>(in), out, std::plus<>{}, 0,
                                          sr::policy::binomial{}, net);
     BOOST_TEST(res.messages_total == 1u);

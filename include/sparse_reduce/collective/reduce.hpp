@@ -43,6 +43,8 @@
 #include "../repr/representation.hpp"
 #include "../report.hpp"
 #include "../schedule/schedule.hpp"
+#include "../select/sreduce.hpp"
+#include "../select/tuning.hpp"
 #include "../tree/binary.hpp"
 #include "../tree/binomial.hpp"
 #include "../tree/chain.hpp"
@@ -55,95 +57,149 @@ namespace detail {
 
 inline constexpr int default_k = 4;
 
-// The trees of a policy: one, or two that share the windows (two_tree).
-inline std::vector<tree> build_trees(const policy::binomial&, int size, int root, bool commutative)
-{
-    return {binomial_tree(size, root, commutative)};
-}
-inline std::vector<tree> build_trees(const policy::k_ary& p, int size, int root, bool commutative)
-{
-    return {k_ary_tree(size, root, commutative, p.k > 0 ? p.k : default_k)};
-}
-inline std::vector<tree> build_trees(const policy::binary&, int size, int root, bool commutative)
-{
-    return {binary_tree(size, root, commutative)};
-}
-inline std::vector<tree> build_trees(const policy::chain&, int size, int root, bool commutative)
-{
-    return {chain_tree(size, root, commutative)};
-}
-inline std::vector<tree> build_trees(const policy::two_tree&, int size, int root, bool commutative)
-{
-    const auto t = two_trees(size, root, commutative);
-    return {t[0], t[1]};
-}
-// Until the cost model chooses: the binomial tree, whose depth is optimal
-// for latency and whose local pipelining covers large vectors.
-inline std::vector<tree> build_trees(const policy::automatic&, int size, int root, bool commutative)
-{
-    tree t = binomial_tree(size, root, commutative);
-    t.name = "automatic: " + t.name;
-    return {t};
-}
+template <class P> inline constexpr algorithm algorithm_of = algorithm::binomial;
+template <> inline constexpr algorithm algorithm_of<policy::k_ary> = algorithm::k_ary;
+template <> inline constexpr algorithm algorithm_of<policy::binary> = algorithm::binary;
+template <> inline constexpr algorithm algorithm_of<policy::chain> = algorithm::chain;
+template <> inline constexpr algorithm algorithm_of<policy::two_tree> = algorithm::two_tree;
 
+// Entries per block of `grain` elements: the windows' counts (the node's
+// choice of accumulator), and automatic's entry count and histogram, in one pass.
 template <class T>
-std::vector<std::uint32_t> window_entries(const auto& in, const stream_config& cfg, const T& id)
+std::vector<std::uint32_t> block_entries(const auto& in, std::size_t dimension, std::size_t grain, const T& id)
 {
     using R = repr_traits<std::remove_cvref_t<decltype(in)>>;
-    std::vector<std::uint32_t> counts(cfg.windows(), 0);
+    std::vector<std::uint32_t> counts((dimension + grain - 1) / grain, 0);
     if constexpr (R::kind == repr_kind::dense) {
         const auto d = R::read(in);
         for (std::size_t k = 0; k < counts.size(); ++k) {
-            const std::size_t lo = k * cfg.window, hi = lo + cfg.window_length(k);
+            const std::size_t lo = k * grain, hi = std::min(dimension, lo + grain);
             std::uint32_t n = 0;
             for (std::size_t i = lo; i < hi; ++i) n += !same_value(d[i], id);
             counts[k] = n;
         }
     } else if constexpr (R::kind == repr_kind::index_value) {
         for (const auto i : R::indices(in))
-            if (static_cast<std::size_t>(i) < cfg.dimension) ++counts[static_cast<std::size_t>(i) / cfg.window];
+            if (static_cast<std::size_t>(i) < dimension) ++counts[static_cast<std::size_t>(i) / grain];
     } else {
         rle::cursor<T> c(in.words().data(), in.words().size(), in.size());
         while (c.next())
-            if (c.run == 0 && c.pos < cfg.dimension) ++counts[c.pos / cfg.window];
+            if (c.run == 0 && c.pos < dimension) ++counts[c.pos / grain];
     }
     return counts;
 }
 
-template <reduce_policy Policy>
-stream_config make_stream_config(const Policy& policy, std::size_t dimension, std::size_t value_bytes, std::size_t ntrees)
+inline stream_config make_stream_config(const schedule& s)
 {
     stream_config cfg;
-    cfg.dimension = dimension;
-    cfg.segment_bytes = policy.segment_bytes ? policy.segment_bytes : default_segment_bytes;
-    cfg.window = std::max<std::size_t>(1, cfg.segment_bytes / value_bytes);
-    cfg.format = policy.wire;
-    cfg.window_stride = ntrees;
+    cfg.dimension = s.dimension;
+    cfg.segment_bytes = s.segment_bytes;
+    cfg.window = s.window;
+    cfg.format = s.format;
+    cfg.window_stride = s.trees.size();
     return cfg;
 }
 
 // How a rank reads its own vector: the dense array when there is one, a
-// reader over its entries, and its entries per window.
+// reader over its entries, and its entries per window (summed from finer
+// blocks counted already, when they divide the window).
 template <representation In, class T>
-auto make_own_input(const In& in, const stream_config& cfg, const T& id, bool count_windows)
+auto make_own_input(const In& in, const stream_config& cfg, const T& id, bool count_windows,
+                    std::span<const std::uint32_t> blocks = {}, std::size_t grain = 0)
 {
     using R = repr_traits<std::remove_cvref_t<In>>;
     own_input<T, decltype(make_reader(in, id))> own{nullptr, make_reader(in, id), {}};
     if constexpr (R::kind == repr_kind::dense) own.dense = R::read(in).data();
-    if (count_windows) own.window_entries = window_entries<T>(in, cfg, id);
+    if (!count_windows) return own;
+    if (grain && cfg.window % grain == 0 && !blocks.empty()) {
+        own.window_entries.assign(cfg.windows(), 0);
+        for (std::size_t b = 0; b < blocks.size(); ++b) own.window_entries[b * grain / cfg.window] += blocks[b];
+    } else {
+        own.window_entries = block_entries<T>(in, cfg.dimension, cfg.window, id);
+    }
     return own;
 }
 
-// The trees of a policy for this call; optimal_binary needs every rank's
-// entry count and the dimension they agree on.
-template <reduce_policy Policy>
-std::vector<tree> trees_of(const Policy& policy, int size, int root, bool commutative, std::span<const double> nnz,
-                           double dimension)
+// ---- what the ranks agree on before choosing a tree ----
+
+inline constexpr std::size_t stats_grain = 1024;  // elements per counted block
+inline constexpr std::size_t stats_buckets = 64;  // histogram of where entries fall
+
+template <class P>
+bool needs_call_stats(const P& p)
 {
-    if constexpr (std::is_same_v<Policy, policy::optimal_binary>)
-        return {optimal_binary_tree(nnz, dimension, root, commutative, {.model = policy.model}).t};
-    else
-        return build_trees(policy, size, root, commutative);
+    if constexpr (std::is_same_v<P, policy::automatic>) return true; // also when hinted: the ranks must agree on C
+    else if constexpr (std::is_same_v<P, policy::k_ary>) return p.k <= 0;
+    else return false;
+}
+
+// One rank's contribution: entries, dimension, dense input, histogram.
+inline std::vector<double> local_stats(double entries, std::size_t dimension, bool dense_input,
+                                       std::span<const std::uint32_t> blocks, std::size_t grain)
+{
+    std::vector<double> v(3 + stats_buckets, 0);
+    v[0] = entries;
+    v[1] = static_cast<double>(dimension);
+    v[2] = dense_input;
+    if (dimension)
+        for (std::size_t b = 0; b < blocks.size(); ++b)
+            v[3 + std::min(stats_buckets - 1, b * grain * stats_buckets / dimension)] += blocks[b];
+    return v;
+}
+
+// Zipf when the lowest 1/64 of the index space holds more than four times
+// its share of the entries (supports crowd the low indices).
+inline merge_model estimate_distribution(std::span<const double> histogram)
+{
+    double total = 0;
+    for (double h : histogram) total += h;
+    return total > 0 && histogram.front() > 4 * total / static_cast<double>(histogram.size()) ? merge_model::zipf
+                                                                                              : merge_model::uniform;
+}
+
+// The call as selection sees it, from the summed local_stats of all ranks.
+inline call_stats agreed_stats(std::span<const double> sum, int ranks, std::size_t value_bytes, bool dense_output)
+{
+    call_stats c;
+    c.ranks = ranks;
+    c.value_bytes = value_bytes;
+    c.entries = sum[0] / ranks;
+    c.dimension = static_cast<std::size_t>(sum[1] / ranks + 0.5);
+    c.dense_input = 2 * sum[2] >= ranks;
+    c.dense_output = dense_output;
+    c.distribution = estimate_distribution(sum.subspan(3));
+    return c;
+}
+
+// The schedule a policy runs for a call. Everything here comes from values
+// every rank agrees on (the policy, gathered counts), so all build the same.
+template <reduce_policy Policy>
+schedule resolve_schedule(const Policy& policy, int size, int root, bool commutative, std::size_t dimension,
+                          std::size_t value_bytes, std::span<const double> nnz, call_stats stats)
+{
+    std::size_t segment = policy.segment_bytes;
+    std::vector<tree> trees;
+    std::string selection;
+    if constexpr (std::is_same_v<Policy, policy::optimal_binary>) {
+        trees = {optimal_binary_tree(nnz, static_cast<double>(dimension), root, commutative, {.model = policy.model}).t};
+    } else if constexpr (std::is_same_v<Policy, policy::automatic>) {
+        if (policy.sparsity)
+            stats.entries = (1 - std::clamp(*policy.sparsity, 0.0, 1.0)) * static_cast<double>(stats.dimension);
+        if (policy.distribution) stats.distribution = *policy.distribution;
+        const choice ch = sreduce(stats, current_tuning(policy.tuning_file), policy.wire, policy.segment_bytes);
+        trees = algorithm_trees(ch.algo, ch.k, size, root, commutative);
+        segment = ch.segment_bytes;
+        selection = "automatic: " + describe(ch);
+    } else if constexpr (std::is_same_v<Policy, policy::k_ary>) {
+        const int k = policy.k > 0 ? policy.k : model_k(stats, current_tuning().machine);
+        trees = algorithm_trees(algorithm::k_ary, k, size, root, commutative);
+    } else {
+        trees = algorithm_trees(algorithm_of<Policy>, 0, size, root, commutative);
+    }
+    schedule s = make_schedule(std::move(trees), dimension, value_bytes, segment ? segment : default_segment_bytes,
+                               policy.wire);
+    s.selection = std::move(selection);
+    return s;
 }
 
 } // namespace detail
@@ -158,52 +214,25 @@ public:
         if (root < 0 || root >= comm.size())
             detail::fail("invalid root " + std::to_string(root) + " for a communicator of size " +
                          std::to_string(comm.size()));
+        if constexpr (std::is_same_v<Policy, policy::automatic>) current_tuning(policy_.tuning_file); // fail early
     }
 
     int root() const { return root_; }
     std::size_t dimension() const { return dimension_; }
     const Policy& policy() const { return policy_; }
 
-    // The tree used for operations of the given commutativity (built once;
-    // optimal_binary rebuilds it when the ranks' entry counts change; the
-    // first of the two for two_tree).
+    // What reduce runs for values of value_bytes bytes when this rank holds
+    // local_entries entries. Collective for optimal_binary (an allgather of
+    // the entry counts), automatic and k_ary{k = 0} (a small allreduce);
+    // rebuilt only when what the ranks agree on changes.
+    const schedule& schedule_for(bool commutative, std::size_t value_bytes, std::size_t local_entries = 0)
+    {
+        const auto stats = detail::local_stats(static_cast<double>(local_entries), dimension_, false, {}, 1);
+        return resolve(commutative, value_bytes, stats, true);
+    }
     const tree& tree_for(bool commutative, std::size_t local_entries = 0)
     {
-        return trees_for(commutative, local_entries).front();
-    }
-
-    // What reduce runs for values of value_bytes bytes (collective for
-    // optimal_binary, which gathers the entry counts).
-    schedule schedule_for(bool commutative, std::size_t value_bytes, std::size_t local_entries = 0)
-    {
-        schedule s;
-        s.trees = trees_for(commutative, local_entries);
-        const auto cfg = detail::make_stream_config(policy_, dimension_, value_bytes, s.trees.size());
-        s.dimension = cfg.dimension;
-        s.window = cfg.window;
-        s.segment_bytes = cfg.segment_bytes;
-        s.format = cfg.format;
-        return s;
-    }
-
-    const std::vector<tree>& trees_for(bool commutative, std::size_t local_entries = 0)
-    {
-        auto& t = trees_[commutative ? 1 : 0];
-        if constexpr (std::is_same_v<Policy, policy::optimal_binary>) {
-            // Built from gathered data only, so every rank builds the same
-            // tree even when they disagree on the dimension (which the
-            // streams then report).
-            auto nnz = gather_entries(local_entries);
-            const double dimension = nnz.back();
-            nnz.pop_back();
-            if (!t || nnz != tree_nnz_[commutative ? 1 : 0]) {
-                t = detail::trees_of(policy_, comm_.size(), root_, commutative, nnz, dimension);
-                tree_nnz_[commutative ? 1 : 0] = nnz;
-            }
-        } else if (!t) {
-            t = detail::trees_of(policy_, comm_.size(), root_, commutative, {}, 0);
-        }
-        return *t;
+        return schedule_for(commutative, 8, local_entries).trees.front();
     }
 
     template <representation In, representation Out, class Op>
@@ -212,21 +241,30 @@ public:
     report reduce(const In& in, Out&& out, const Op& op)
     {
         using T = value_type_of<In>;
+        using RI = repr_traits<std::remove_cvref_t<In>>;
         using RO = repr_traits<std::remove_cvref_t<Out>>;
         constexpr bool commutative = is_commutative_v<Op, T>;
         if constexpr (!rle_value<T>)
             if (policy_.wire == wire::rle) detail::fail("the rle wire format needs float or double values");
 
-        const std::vector<tree>& trees = trees_for(commutative, stored_entries(in));
         const int me = comm_.rank();
         const T id = identity<T>(op);
-        const std::size_t ntrees = trees.size();
-        const detail::stream_config cfg = detail::make_stream_config(policy_, dimension_, sizeof(T), ntrees);
-
         const bool local_ok = sparse_reduce::dimension(in) == dimension_;
-        using reader_t = decltype(detail::make_reader(in, id));
-        const auto own = detail::make_own_input(in, cfg, id, local_ok);
+        // Counted once at a fine grain when selection needs the entries:
+        // the windows' counts are then sums of these.
+        std::vector<std::uint32_t> blocks;
+        double entries = static_cast<double>(stored_entries(in));
+        if (detail::needs_call_stats(policy_) && local_ok) {
+            blocks = detail::block_entries<T>(in, dimension_, detail::stats_grain, id);
+            entries = 0;
+            for (auto b : blocks) entries += b;
+        }
+        const auto stats = detail::local_stats(entries, dimension_, RI::kind == repr_kind::dense, blocks, detail::stats_grain);
+        const schedule& sched = resolve(commutative, sizeof(T), stats, RO::kind == repr_kind::dense);
+        const detail::stream_config cfg = detail::make_stream_config(sched);
 
+        using reader_t = decltype(detail::make_reader(in, id));
+        const auto own = detail::make_own_input(in, cfg, id, local_ok, blocks, detail::stats_grain);
         const bool destination = me == root_;
         T* dense_out = nullptr;
         if constexpr (RO::kind == repr_kind::dense)
@@ -235,15 +273,11 @@ public:
             local_ok ? std::string()
                      : "dimension mismatch: rank " + std::to_string(me) + " has dimension " +
                            std::to_string(sparse_reduce::dimension(in)) + ", the plan has " + std::to_string(dimension_);
-        detail::rank_program<T, Op, reader_t> program(trees, me, cfg, op, own, dense_out, pools_, local_failure);
+        detail::rank_program<T, Op, reader_t> program(sched.trees, me, cfg, op, own, dense_out, pools_, local_failure);
         detail::run_nodes(private_, program.bindings());
 
         report rep;
-        rep.algorithm = trees.front().name + "(wire=" + wire::to_string(cfg.format) + ", segment=" +
-                        std::to_string(cfg.segment_bytes) + ")";
-        for (const tree& t : trees)
-            if (t.order_preserving && t.top != t.destination)
-                rep.algorithm += ", rank order, forwarded from " + std::to_string(t.top);
+        rep.algorithm = describe(sched);
         rep.bytes_sent = program.bytes_sent();
         rep.bytes_received = program.bytes_received();
         rep.messages_sent = program.messages_sent();
@@ -254,6 +288,37 @@ public:
     }
 
 private:
+    // The call's one small collective, then the cached schedule or a new one.
+    const schedule& resolve(bool commutative, std::size_t value_bytes, const std::vector<double>& local, bool dense_output)
+    {
+        std::vector<double> nnz, agreed;
+        if constexpr (std::is_same_v<Policy, policy::optimal_binary>) {
+            nnz = gather_entries(static_cast<std::size_t>(local[0]));
+            agreed = nnz;
+        } else if (detail::needs_call_stats(policy_)) {
+            agreed.resize(local.size());
+            MPI_Allreduce(local.data(), agreed.data(), static_cast<int>(local.size()), MPI_DOUBLE, MPI_SUM, private_);
+        }
+        agreed.push_back(static_cast<double>(value_bytes));
+        agreed.push_back(dense_output);
+        auto& cached = cache_[commutative ? 1 : 0];
+        if (!cached || cached->first != agreed) {
+            call_stats stats;
+            if (detail::needs_call_stats(policy_))
+                stats = detail::agreed_stats({agreed.data(), local.size()}, comm_.size(), value_bytes, dense_output);
+            double dimension = static_cast<double>(dimension_);
+            if constexpr (std::is_same_v<Policy, policy::optimal_binary>) {
+                dimension = nnz.back();
+                nnz.pop_back();
+            }
+            cached.emplace(agreed, detail::resolve_schedule(policy_, comm_.size(), root_, commutative,
+                                                           static_cast<std::size_t>(dimension), value_bytes, nnz, stats));
+            // a plan streams its own dimension, whatever optimal_binary's gather said
+            cached->second.dimension = dimension_;
+        }
+        return cached->second;
+    }
+
     // Every rank's entry count, then the largest dimension, by one
     // allgather on the private communicator.
     std::vector<double> gather_entries(std::size_t local)
@@ -276,8 +341,7 @@ private:
     int root_;
     std::size_t dimension_;
     Policy policy_;
-    std::optional<std::vector<tree>> trees_[2];
-    std::vector<double> tree_nnz_[2];
+    std::optional<std::pair<std::vector<double>, schedule>> cache_[2];
     std::vector<detail::node_buffers> pools_; // per tree: its node, and its forward receiver
 };
 

@@ -59,7 +59,8 @@ public:
     std::size_t bytes_sent() const { return sum(&node_t::bytes_sent); }
     std::size_t bytes_received() const { return sum(&node_t::bytes_received); }
     std::size_t messages_sent() const { return sum(&node_t::messages_sent); }
-    std::size_t elements_combined() const { return sum(&node_t::elements_combined); }
+    std::size_t dense_work() const { return sum(&node_t::dense_work); }
+    std::size_t sparse_work() const { return sum(&node_t::sparse_work); }
 
     // Throws on the root, and on the rank that detected a failure.
     void throw_if_failed(bool root) const

@@ -281,7 +281,10 @@ public:
     std::size_t bytes_sent() const { return bytes_sent_; }
     std::size_t bytes_received() const { return bytes_received_; }
     std::size_t messages_sent() const { return messages_sent_; }
-    std::size_t elements_combined() const { return elements_combined_; } // the γ term's count
+    // The γ terms' counts: dense elements folded, copied or scanned, and
+    // sparse entries merged, encoded or decoded.
+    std::size_t dense_work() const { return dense_work_; }
+    std::size_t sparse_work() const { return sparse_work_; }
 
 private:
     struct queued {
@@ -382,10 +385,9 @@ private:
         const bool to_dense_output = !shape_.sends && out_->dense != nullptr;
         if (to_dense_output || 4 * estimate >= len) {
             fold_dense(lo, len, has_own, to_dense_output);
-            elements_combined_ += len * (children_.size() + (has_own ? 1 : 0));
         } else {
             fold_sparse(lo, len, has_own);
-            elements_combined_ += estimate;
+            sparse_work_ += estimate;
         }
     }
 
@@ -395,6 +397,7 @@ private:
     void fold_dense(std::size_t lo, std::size_t len, bool has_own, bool to_dense_output)
     {
         T* acc = to_dense_output ? out_->dense + lo : dense_acc_;
+        dense_work_ += len;
         if (has_own && own_->dense) {
             if (own_->dense + lo != acc) std::copy(own_->dense + lo, own_->dense + lo + len, acc);
         } else {
@@ -408,6 +411,7 @@ private:
         auto apply = [&](std::size_t c, bool left) {
             with_child_block(c, len, [&](auto r) {
                 if constexpr (requires { r.source(); }) { // a dense block: elementwise
+                    dense_work_ += len;
                     const T* x = r.source().data();
                     if (left)
                         for (std::size_t i = 0; i < len; ++i) acc[i] = static_cast<T>(op_(x[i], acc[i]));
@@ -415,6 +419,7 @@ private:
                         for (std::size_t i = 0; i < len; ++i) acc[i] = static_cast<T>(op_(acc[i], x[i]));
                 } else {
                     for (; !r.done(); r.next()) {
+                        ++sparse_work_;
                         T& a = acc[r.index()];
                         a = left ? static_cast<T>(op_(r.value(), a)) : static_cast<T>(op_(a, r.value()));
                     }
@@ -456,6 +461,8 @@ private:
     template <class Reader>
     void emit(Reader r, std::size_t len)
     {
+        if constexpr (requires { r.source(); }) dense_work_ += len; // measured, then encoded
+        else sparse_work_ += r.n;
         building_size_ += wire::encode_block<T>(r, len, id_, cfg_.format, out_bytes(building_) + building_size_);
         if (building_size_ - message_header_bytes >= cfg_.segment_bytes) seal(false);
     }
@@ -464,6 +471,7 @@ private:
     void append_output(Reader r, std::size_t lo)
     {
         for (; !r.done(); r.next()) {
+            ++sparse_work_;
             if (same_value(static_cast<T>(r.value()), id_)) continue;
             out_->indices.push_back(lo + r.index());
             out_->values.push_back(r.value());
@@ -512,7 +520,7 @@ private:
 
     std::optional<failure> failure_;
     bool detected_ = false;
-    std::size_t bytes_sent_ = 0, bytes_received_ = 0, messages_sent_ = 0, elements_combined_ = 0;
+    std::size_t bytes_sent_ = 0, bytes_received_ = 0, messages_sent_ = 0, dense_work_ = 0, sparse_work_ = 0;
 };
 
 } // namespace sparse_reduce::detail

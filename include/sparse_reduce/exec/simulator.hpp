@@ -8,7 +8,11 @@
 //                           receiver's link; a rank's transfers serialise on
 //                           its link, and a transfer starts once the
 //                           receiver has posted the receive
-//   folding E elements      gamma * E on the rank's processor
+//   computing               gamma * (sparse entries merged, encoded,
+//                           decoded) + gamma_dense * (dense elements folded,
+//                           copied, scanned) on the rank's processor, as the
+//                           nodes count them; a dense input is scanned once
+//                           (its entries per window) before anything is sent
 //
 // It returns the modelled completion time, the bytes on the critical path
 // (the longest chain of dependent transfers ending at the root) and the
@@ -16,6 +20,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <deque>
 #include <map>
@@ -31,11 +36,8 @@
 
 namespace sparse_reduce {
 
-struct network_model {
-    double alpha = 1.5e-6;     // seconds per message (InfiniBand-class by default)
-    double beta = 1.0 / 12e9;  // seconds per byte (12 GB/s)
-    double gamma = 1e-9;       // seconds per folded element
-};
+// The machine a simulation models: cost_model's α, β, γ (model/cost.hpp).
+using network_model = cost_model;
 
 struct simulation_result {
     std::string algorithm;
@@ -52,6 +54,7 @@ simulation_result simulate_reduce(std::span<const In> inputs, Out& out, const Op
                                   const network_model& net = {})
 {
     using T = value_type_of<In>;
+    using RI = repr_traits<std::remove_cvref_t<In>>;
     using RO = repr_traits<std::remove_cvref_t<Out>>;
     const int p = static_cast<int>(inputs.size());
     if (root < 0 || root >= std::max(p, 1))
@@ -64,8 +67,27 @@ simulation_result simulate_reduce(std::span<const In> inputs, Out& out, const Op
         dim = std::max(dim, dimension(in));
         nnz.push_back(static_cast<double>(stored_entries(in)));
     }
-    const auto trees = detail::trees_of(policy, p, root, is_commutative_v<Op, T>, nnz, static_cast<double>(dim));
-    const auto cfg = detail::make_stream_config(policy, dim, sizeof(T), trees.size());
+    // what the ranks would agree on: summed local statistics, every count
+    std::vector<std::vector<std::uint32_t>> blocks(static_cast<std::size_t>(p));
+    std::vector<double> sum(3 + detail::stats_buckets, 0);
+    const bool stats = detail::needs_call_stats(policy);
+    for (int r = 0; r < p; ++r) {
+        const In& in = inputs[static_cast<std::size_t>(r)];
+        auto& b = blocks[static_cast<std::size_t>(r)];
+        double entries = nnz[static_cast<std::size_t>(r)];
+        if (stats && dimension(in) == dim) {
+            b = detail::block_entries<T>(in, dim, detail::stats_grain, id);
+            entries = 0;
+            for (auto x : b) entries += x;
+        }
+        const auto local = detail::local_stats(entries, dimension(in), RI::kind == repr_kind::dense, b, detail::stats_grain);
+        for (std::size_t i = 0; i < sum.size(); ++i) sum[i] += local[i];
+    }
+    const schedule sched = detail::resolve_schedule(
+        policy, p, root, is_commutative_v<Op, T>, dim, sizeof(T), nnz,
+        detail::agreed_stats(sum, p, sizeof(T), RO::kind == repr_kind::dense));
+    const auto& trees = sched.trees;
+    const auto cfg = detail::make_stream_config(sched);
 
     using reader_t = decltype(detail::make_reader(inputs[0], id));
     using program_t = detail::rank_program<T, Op, reader_t>;
@@ -78,7 +100,8 @@ simulation_result simulate_reduce(std::span<const In> inputs, Out& out, const Op
         const In& in = inputs[static_cast<std::size_t>(r)];
         const bool ok = dimension(in) == dim;
         programs.push_back(std::make_unique<program_t>(
-            trees, r, cfg, op, detail::make_own_input(in, cfg, id, ok), r == root ? dense_out : nullptr,
+            trees, r, cfg, op, detail::make_own_input(in, cfg, id, ok, blocks[static_cast<std::size_t>(r)], detail::stats_grain),
+            r == root ? dense_out : nullptr,
             pools[static_cast<std::size_t>(r)],
             ok ? std::string() : "dimension mismatch: rank " + std::to_string(r) + " has dimension " +
                                      std::to_string(dimension(in)) + ", others " + std::to_string(dim)));
@@ -138,9 +161,10 @@ simulation_result simulate_reduce(std::span<const In> inputs, Out& out, const Op
     // Lets every node of a rank work at the rank's clock, then posts what it can.
     auto step = [&](int r) {
         auto& prog = *programs[static_cast<std::size_t>(r)];
-        const std::size_t before = prog.elements_combined();
+        const std::size_t dense_before = prog.dense_work(), sparse_before = prog.sparse_work();
         for (auto& b : prog.bindings()) b.node->progress();
-        cpu[static_cast<std::size_t>(r)] += net.gamma * static_cast<double>(prog.elements_combined() - before);
+        cpu[static_cast<std::size_t>(r)] += net.gamma_dense * static_cast<double>(prog.dense_work() - dense_before) +
+                                            net.gamma * static_cast<double>(prog.sparse_work() - sparse_before);
         const double now = cpu[static_cast<std::size_t>(r)];
         for (auto& b : prog.bindings()) {
             node_t* n = b.node;
@@ -157,7 +181,13 @@ simulation_result simulate_reduce(std::span<const In> inputs, Out& out, const Op
             }
         }
     };
-    for (int r = 0; r < p; ++r) step(r);
+    for (int r = 0; r < p; ++r) {
+        const In& in = inputs[static_cast<std::size_t>(r)];
+        cpu[static_cast<std::size_t>(r)] = RI::kind == repr_kind::dense
+                                               ? net.gamma_dense * static_cast<double>(dimension(in))
+                                               : net.gamma * static_cast<double>(stored_entries(in));
+        step(r);
+    }
     while (!events.empty()) {
         const event e = events.top();
         events.pop();
@@ -175,7 +205,7 @@ simulation_result simulate_reduce(std::span<const In> inputs, Out& out, const Op
         for (auto& b : prog->bindings())
             if (!b.node->finished() || !b.node->idle()) detail::fail("internal error: the simulation stalled");
 
-    res.algorithm = trees.front().name;
+    res.algorithm = describe(sched);
     for (int r = 0; r < p; ++r) {
         const auto& prog = *programs[static_cast<std::size_t>(r)];
         res.bytes_sent.push_back(prog.bytes_sent());

@@ -1,36 +1,35 @@
 #pragma once
-// The α-β-γ cost model and the model of merged sizes.
+// The α-β-γ cost model, shared by the simulator, the optimal binary tree and
+// automatic selection.
 //
-//   a message of B bytes costs      alpha + beta * B   (on the receiver's link;
-//                                                        a rank receives one at a time)
-//   combining E entries costs       gamma * E
+//   a message of B bytes costs      alpha + beta * B   (on the sender's and the
+//                                                        receiver's link)
+//   combining costs                 gamma * E          sparse: entries merged,
+//                                                        encoded or decoded
+//                                   + gamma_dense * N  dense: elements folded,
+//                                                        copied or scanned
 //   a partial result of E entries   min(E * (index + value bytes), C * value bytes)
 //   travels as                      + header bytes      (the adaptive wire picks the smaller)
 //
-// Merged sizes: the expected number of non-identity entries of the union of
-// vectors with n_1, ..., n_k entries in dimension C.
-//   uniform   supports placed independently and uniformly at random:
-//             C * (1 - prod (1 - n_i / C))
-//   disjoint  no two supports overlap: min(C, sum n_i), the upper bound
-// The defaults below are placeholders of the right order for shared memory;
-// the tuner of the cost-model issue measures them on the machine.
+// The defaults are of the right order for one shared-memory node;
+// sparse_reduce_tune measures them (select/tuning.hpp reads its file), and
+// infiniband() and ethernet_10g() swap in a cluster's network.
 
 #include <algorithm>
-#include <cmath>
 #include <cstddef>
-#include <span>
+
+#include "merged_size.hpp"
 
 namespace sparse_reduce {
 
-enum class merge_model { uniform, disjoint };
-
 struct cost_model {
-    double alpha = 2e-6;         // seconds per message
-    double beta = 1.0 / 5e9;     // seconds per byte
-    double gamma = 1e-9;         // seconds per combined entry
-    double value_bytes = 8;      // sizeof(T)
-    double index_bytes = 4;      // wire offsets of a sparse block
-    double header_bytes = 48;    // message header and one block header
+    double alpha = 2e-6;          // seconds per message
+    double beta = 1.0 / 5e9;      // seconds per byte
+    double gamma = 2e-9;          // seconds per sparse entry
+    double gamma_dense = 0.3e-9;  // seconds per dense element
+    double value_bytes = 8;       // sizeof(T)
+    double index_bytes = 4;       // wire offsets of a sparse block
+    double header_bytes = 48;     // message header and one block header
     merge_model merge = merge_model::uniform;
 
     double message_bytes(double entries, double dimension) const
@@ -41,24 +40,18 @@ struct cost_model {
     {
         return alpha + beta * message_bytes(entries, dimension);
     }
-};
 
-// Expected entries of the union of supports with the given sizes.
-inline double merged_entries(std::span<const double> nnz, double dimension, merge_model m)
-{
-    if (dimension <= 0) return 0;
-    if (m == merge_model::disjoint) {
-        double s = 0;
-        for (double n : nnz) s += n;
-        return std::min(s, dimension);
+    // This model's compute on another network.
+    cost_model with_network(double alpha_s, double bytes_per_second) const
+    {
+        cost_model m = *this;
+        m.alpha = alpha_s;
+        m.beta = 1 / bytes_per_second;
+        return m;
     }
-    double log_empty = 0; // log of the probability that an index is in no support
-    for (double n : nnz) {
-        if (n >= dimension) return dimension;
-        log_empty += std::log1p(-n / dimension);
-    }
-    return dimension * -std::expm1(log_empty);
-}
+    cost_model infiniband() const { return with_network(1.5e-6, 12e9); }
+    cost_model ethernet_10g() const { return with_network(20e-6, 1.2e9); }
+};
 
 // Makespan of receiving two messages on one link: they are taken in order of
 // readiness (earliest release first is optimal for one machine).

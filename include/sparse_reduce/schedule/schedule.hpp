@@ -26,9 +26,21 @@ struct schedule {
     std::size_t window = 1;          // elements per window (segment)
     std::size_t segment_bytes = 0;
     wire::format format = wire::adaptive;
+    std::string selection; // how policy::automatic chose it; empty for a fixed policy
 
     std::size_t windows() const { return (dimension + window - 1) / window; }
 };
+
+// One line: what a report calls the algorithm.
+inline std::string describe(const schedule& s)
+{
+    std::string d = s.trees.empty() ? std::string("none") : s.trees.front().name;
+    d += "(wire=" + std::string(wire::to_string(s.format)) + ", segment=" + std::to_string(s.segment_bytes) + ")";
+    for (const tree& t : s.trees)
+        if (t.order_preserving && t.top != t.destination) d += ", rank order, forwarded from " + std::to_string(t.top);
+    if (!s.selection.empty()) d += " [" + s.selection + "]";
+    return d;
+}
 
 inline std::string to_string(const schedule& s)
 {

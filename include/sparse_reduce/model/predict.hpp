@@ -1,0 +1,133 @@
+#pragma once
+// The analytic estimate of a schedule's completion time: what automatic
+// selection compares candidates with, in microseconds of arithmetic instead
+// of a simulation. It counts what the simulator counts (the nodes' dense and
+// sparse work, bytes and messages), from expected sizes instead of data:
+//
+//   entries of a subtree of k ranks   merged_entries(k, n, C, model)
+//   its stream                        min(entries * (index + value), C * value)
+//                                     bytes, in ceil(bytes / segment) messages
+//   a node's fold                     dense when its inputs' entries reach a
+//                                     quarter of the window (as the node does)
+//
+// and composes them as a pipeline:
+//
+//   T = max( first piece through the tree     (recursion: a node receives its
+//                                              children's first messages in
+//                                              order of readiness on its link,
+//                                              then folds one piece)
+//            + max over ranks of the rest of its work,
+//            max over ranks of all its work )  (trees sharing a rank share it)
+//
+// which is the recursion itself when everything fits one message, and the
+// classic fill-plus-bottleneck of a pipeline when streams are long. A rank's
+// work is its link time plus its processor time: with two buffers per
+// stream, receiving, folding and sending a window barely overlap (the
+// simulator shows it).
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <vector>
+
+#include "../schedule/schedule.hpp"
+#include "cost.hpp"
+
+namespace sparse_reduce {
+
+struct workload {
+    double entries = 0;       // expected non-identity entries per rank
+    bool dense_input = false; // ranks pass dense arrays (scanned once)
+    bool dense_output = true; // the root writes a dense array
+};
+
+inline double predicted_time(const schedule& s, const workload& w, const cost_model& m, const merged_size_fn& merged)
+{
+    const std::size_t ntrees = std::max<std::size_t>(1, s.trees.size());
+    const int p = s.trees.empty() ? 1 : s.trees.front().size;
+    const double C = static_cast<double>(s.dimension), vb = m.value_bytes;
+    const double seg = static_cast<double>(std::max<std::size_t>(1, s.segment_bytes));
+    const double setup = w.dense_input ? m.gamma_dense * C : m.gamma * w.entries;
+    std::vector<double> link(static_cast<std::size_t>(p), 0), cpu(static_cast<std::size_t>(p), setup);
+    std::vector<double> pieces(static_cast<std::size_t>(p), 1);
+    double first = 0;
+
+    for (const tree& t : s.trees) {
+        const double f = 1.0 / static_cast<double>(ntrees), Cf = f * C;
+        const auto n = static_cast<std::size_t>(t.size);
+        std::vector<double> size(n, 1), entries(n, 0), bytes(n, 0), msgs(n, 1), ready(n, 0);
+        // children before parents: reverse of a preorder from the top
+        std::vector<int> order{t.top};
+        for (std::size_t i = 0; i < order.size(); ++i)
+            for (int c : t.children[static_cast<std::size_t>(order[i])]) order.push_back(c);
+        for (auto it = order.rbegin(); it != order.rend(); ++it) {
+            const auto v = static_cast<std::size_t>(*it);
+            const auto& kids = t.children[v];
+            for (int c : kids) size[v] += size[static_cast<std::size_t>(c)];
+            entries[v] = f * merged(size[v]);
+
+            // the fold, counted as the node counts it
+            double in_entries = f * w.entries, dense = 0, sparse = 0;
+            for (int c : kids) in_entries += entries[static_cast<std::size_t>(c)];
+            const bool sends = t.parent[v] >= 0 || t.top != t.destination;
+            if ((!sends && w.dense_output) || 4 * in_entries >= Cf) {
+                dense += Cf;
+                for (int c : kids) {
+                    const auto cc = static_cast<std::size_t>(c);
+                    if (entries[cc] * (m.index_bytes + vb) >= Cf * vb) dense += Cf;
+                    else sparse += entries[cc];
+                }
+                if (sends) dense += Cf;
+                else if (!w.dense_output) sparse += entries[v];
+            } else {
+                sparse += in_entries + entries[v];
+            }
+            const double work = m.gamma_dense * dense + m.gamma * sparse;
+
+            const double payload = std::min(entries[v] * (m.index_bytes + vb), Cf * vb);
+            msgs[v] = std::max(1.0, std::ceil(payload / seg));
+            bytes[v] = payload + msgs[v] * m.header_bytes;
+
+            // first piece: children's first messages in order of readiness
+            std::vector<std::pair<double, double>> arrivals; // (ready, transfer)
+            for (int c : kids) {
+                const auto cc = static_cast<std::size_t>(c);
+                arrivals.push_back({ready[cc], m.alpha + m.beta * bytes[cc] / msgs[cc]});
+                const double total = msgs[cc] * m.alpha + m.beta * bytes[cc];
+                link[v] += total;
+                link[static_cast<std::size_t>(c)] += total;
+            }
+            std::sort(arrivals.begin(), arrivals.end());
+            double clock = setup;
+            for (const auto& [r, x] : arrivals) clock = std::max(clock, r) + x;
+            ready[v] = clock + work / msgs[v];
+            cpu[v] += work;
+            pieces[v] = std::max(pieces[v], msgs[v]);
+        }
+        const auto top = static_cast<std::size_t>(t.top);
+        double done = ready[top];
+        if (t.top != t.destination) {
+            const double total = msgs[top] * m.alpha + m.beta * bytes[top];
+            done += m.alpha + m.beta * bytes[top] / msgs[top];
+            link[top] += total;
+            link[static_cast<std::size_t>(t.destination)] += total;
+        }
+        first = std::max(first, done);
+    }
+    // the rest of each rank's work after its first piece (set-up excluded:
+    // it precedes the first piece), and no faster than its busiest resource
+    double rest = 0, busiest = 0;
+    for (std::size_t r = 0; r < link.size(); ++r) {
+        const double busy = link[r] + cpu[r] - setup;
+        rest = std::max(rest, busy - busy / pieces[r]);
+        busiest = std::max(busiest, busy + setup);
+    }
+    return std::max(first + rest, busiest);
+}
+
+inline double predicted_time(const schedule& s, const workload& w, const cost_model& m)
+{
+    return predicted_time(s, w, m, merged_size_fn(w.entries, static_cast<double>(s.dimension), m.merge));
+}
+
+} // namespace sparse_reduce

@@ -1,0 +1,185 @@
+#pragma once
+// Sreduce (seed 000, Algorithm 1): which tree, segment size and wire format
+// for a call, from P, C, S and D.
+//
+//   C * value_bytes < T_u^c                          binomial tree
+//                                                    (latency-bound)
+//   C * value_bytes < T_s^c and S > T_s and
+//     P < T_u^p (uniform) / T_z^p (zipf)             binomial tree with
+//                                                    local pipelining
+//                                                    (sparse partial results
+//                                                    stay small up the tree)
+//   otherwise                                        the calibrated model
+//                                                    (model/predict.hpp)
+//                                                    picks among binomial,
+//                                                    k-ary (k of seed 001),
+//                                                    binary, chain and the
+//                                                    two trees
+//
+// The segment size is the model's best of a few candidates in every case
+// (unless the caller fixed one); the wire format is the caller's, adaptive
+// by default, which already picks dense, index/value or RLE per block.
+
+#include <algorithm>
+#include <cstddef>
+#include <limits>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "../model/k_ary.hpp"
+#include "../model/predict.hpp"
+#include "../schedule/schedule.hpp"
+#include "../tree/binary.hpp"
+#include "../tree/binomial.hpp"
+#include "../tree/chain.hpp"
+#include "../tree/k_ary.hpp"
+#include "../tree/two_tree.hpp"
+#include "tuning.hpp"
+
+namespace sparse_reduce {
+
+enum class algorithm { binomial, k_ary, binary, chain, two_tree };
+
+inline const char* to_string(algorithm a)
+{
+    switch (a) {
+    case algorithm::binomial: return "binomial";
+    case algorithm::k_ary: return "k_ary";
+    case algorithm::binary: return "binary";
+    case algorithm::chain: return "chain";
+    default: return "two_tree";
+    }
+}
+
+inline std::ostream& operator<<(std::ostream& os, algorithm a) { return os << to_string(a); }
+
+// What selection knows of a call: the same on every rank (from one small
+// allreduce, or the caller's hints).
+struct call_stats {
+    int ranks = 1;
+    std::size_t dimension = 0;
+    std::size_t value_bytes = 8;
+    double entries = 0; // mean non-identity entries per rank
+    merge_model distribution = merge_model::uniform;
+    bool dense_input = false;
+    bool dense_output = true;
+
+    double sparsity() const // S: the fraction of identity elements
+    {
+        return dimension ? 1 - std::min(1.0, entries / static_cast<double>(dimension)) : 1;
+    }
+    workload load() const { return {entries, dense_input, dense_output}; }
+};
+
+struct choice {
+    algorithm algo = algorithm::binomial;
+    int k = 0; // for k_ary
+    wire::format wire = wire::adaptive;
+    std::size_t segment_bytes = 0;
+    double predicted = 0; // modelled seconds
+    std::string rule;     // why
+};
+
+namespace detail {
+
+inline std::vector<tree> algorithm_trees(algorithm a, int k, int size, int root, bool commutative)
+{
+    switch (a) {
+    case algorithm::binomial: return {binomial_tree(size, root, commutative)};
+    case algorithm::k_ary: return {k_ary_tree(size, root, commutative, k)};
+    case algorithm::binary: return {binary_tree(size, root, commutative)};
+    case algorithm::chain: return {chain_tree(size, root, commutative)};
+    default: {
+        const auto t = two_trees(size, root, commutative);
+        return {t[0], t[1]};
+    }
+    }
+}
+
+inline schedule make_schedule(std::vector<tree> trees, std::size_t dimension, std::size_t value_bytes,
+                              std::size_t segment_bytes, wire::format format)
+{
+    schedule s;
+    s.trees = std::move(trees);
+    s.dimension = dimension;
+    s.segment_bytes = segment_bytes;
+    s.window = std::max<std::size_t>(1, segment_bytes / value_bytes);
+    s.format = format;
+    return s;
+}
+
+} // namespace detail
+
+// Seed 001's branching factor for this call: the per-step overhead is a
+// message's latency, the per-item cost a leaf's message and its fold.
+inline int model_k(const call_stats& c, const cost_model& m)
+{
+    const double C = static_cast<double>(c.dimension), vb = static_cast<double>(c.value_bytes);
+    const double bytes = std::min(c.entries * (m.index_bytes + vb), C * vb) + m.header_bytes;
+    const bool dense = 4 * c.entries >= C;
+    const double per_item = m.beta * bytes + (dense ? m.gamma_dense * C : m.gamma * c.entries);
+    return best_k_ary(std::max(2, c.ranks), m.alpha, per_item);
+}
+
+inline constexpr std::size_t segment_candidates[] = {32 * 1024, 128 * 1024, 512 * 1024, 2048 * 1024};
+
+// The model's time for one algorithm, with the best candidate segment size
+// (or the caller's).
+inline choice best_segment(const call_stats& c, const cost_model& model, algorithm a, int k, wire::format wire,
+                           std::size_t segment_bytes, int root = 0)
+{
+    cost_model m = model;
+    m.value_bytes = static_cast<double>(c.value_bytes);
+    m.merge = c.distribution;
+    const merged_size_fn merged(c.entries, static_cast<double>(c.dimension), c.distribution);
+    auto trees = detail::algorithm_trees(a, k, c.ranks, root, true);
+    choice best{a, k, wire, 0, std::numeric_limits<double>::infinity(), {}};
+    auto consider = [&](std::size_t seg) {
+        const double t = predicted_time(detail::make_schedule(trees, c.dimension, c.value_bytes, seg, wire), c.load(), m, merged);
+        if (t < best.predicted) {
+            best.predicted = t;
+            best.segment_bytes = seg;
+        }
+    };
+    if (segment_bytes) consider(segment_bytes);
+    else
+        for (std::size_t seg : segment_candidates) consider(seg);
+    return best;
+}
+
+inline choice sreduce(const call_stats& c, const tuning& tune, wire::format wire = wire::adaptive,
+                      std::size_t segment_bytes = 0)
+{
+    const thresholds& th = tune.limits;
+    const double bytes = static_cast<double>(c.dimension) * static_cast<double>(c.value_bytes);
+    const bool zipf = c.distribution == merge_model::zipf;
+    const int k = model_k(c, tune.machine);
+    if (bytes < th.small_bytes) {
+        choice ch = best_segment(c, tune.machine, algorithm::binomial, 0, wire, segment_bytes);
+        ch.rule = "C < T_c (small vector)";
+        return ch;
+    }
+    if (bytes < th.sparse_bytes && c.sparsity() > th.sparsity && c.ranks < (zipf ? th.ranks_zipf : th.ranks_uniform)) {
+        choice ch = best_segment(c, tune.machine, algorithm::binomial, 0, wire, segment_bytes);
+        ch.rule = std::string("C < T_s^c, S > T_s, P < ") + (zipf ? "T_z^p (sparse, zipf)" : "T_u^p (sparse, uniform)");
+        return ch;
+    }
+    choice best;
+    best.predicted = std::numeric_limits<double>::infinity();
+    for (algorithm a : {algorithm::binomial, algorithm::k_ary, algorithm::binary, algorithm::chain, algorithm::two_tree}) {
+        const choice ch = best_segment(c, tune.machine, a, k, wire, segment_bytes);
+        if (ch.predicted < best.predicted) best = ch;
+    }
+    best.rule = "model (no threshold rule fits)";
+    return best;
+}
+
+inline std::string describe(const choice& ch)
+{
+    std::string s = to_string(ch.algo);
+    if (ch.algo == algorithm::k_ary) s += "(k=" + std::to_string(ch.k) + ")";
+    return s + " by " + ch.rule;
+}
+
+} // namespace sparse_reduce

@@ -1,0 +1,113 @@
+#pragma once
+// What automatic selection knows about the machine: the calibrated cost
+// model and Sreduce's thresholds, from a small text file written by
+// sparse_reduce_tune, or built-in defaults.
+//
+//   # sparse_reduce tuning
+//   alpha = 4.1e-07              seconds per message
+//   beta = 1.2e-10               seconds per byte
+//   gamma = 2.3e-09              seconds per sparse entry
+//   gamma_dense = 2.9e-10        seconds per dense element
+//   T_c_small_bytes = 65536      T_u^c: below, the binomial tree (latency-bound)
+//   T_c_sparse_bytes = 67108864  T_s^c: sparse data up to this size stays binomial...
+//   T_s = 0.99                   ...when more than this fraction is identity...
+//   T_p_uniform = 64             ...and P is below T_u^p (uniform supports)
+//   T_p_zipf = 1024              ...or below T_z^p (zipf supports)
+//
+// Where it comes from: policy::automatic{.tuning_file = path}, else the file
+// named by $SPARSE_REDUCE_TUNING, else the defaults. Unknown keys and
+// malformed lines throw sparse_reduce::error naming the file and line.
+
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <string>
+
+#include "../error.hpp"
+#include "../model/cost.hpp"
+
+namespace sparse_reduce {
+
+struct thresholds {
+    double small_bytes = 64 * 1024;           // T_u^c
+    double sparse_bytes = 64.0 * 1024 * 1024; // T_s^c
+    double sparsity = 0.99;                   // T_s
+    int ranks_uniform = 64;                   // T_u^p
+    int ranks_zipf = 1024;                    // T_z^p
+};
+
+struct tuning {
+    cost_model machine{};
+    thresholds limits{};
+    std::string source = "built-in defaults";
+};
+
+inline std::string to_string(const tuning& t)
+{
+    std::ostringstream os;
+    os.precision(6);
+    os << "# sparse_reduce tuning (" << t.source << ")\n"
+       << "alpha = " << t.machine.alpha << "\n"
+       << "beta = " << t.machine.beta << "\n"
+       << "gamma = " << t.machine.gamma << "\n"
+       << "gamma_dense = " << t.machine.gamma_dense << "\n"
+       << "T_c_small_bytes = " << t.limits.small_bytes << "\n"
+       << "T_c_sparse_bytes = " << t.limits.sparse_bytes << "\n"
+       << "T_s = " << t.limits.sparsity << "\n"
+       << "T_p_uniform = " << t.limits.ranks_uniform << "\n"
+       << "T_p_zipf = " << t.limits.ranks_zipf << "\n";
+    return os.str();
+}
+
+inline tuning parse_tuning(std::istream& in, const std::string& name)
+{
+    tuning t;
+    t.source = name;
+    std::string line;
+    for (int no = 1; std::getline(in, line); ++no) {
+        if (const auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
+        std::istringstream ls(line);
+        std::string key, eq, rest;
+        double v = 0;
+        if (!(ls >> key)) continue;
+        const auto where = name + ":" + std::to_string(no);
+        if (!(ls >> eq >> v) || eq != "=" || (ls >> rest)) detail::fail(where + ": expected 'key = number'");
+        if (!(v >= 0) || v > 1e300) detail::fail(where + ": " + key + " must be a finite number >= 0");
+        if (key == "alpha") t.machine.alpha = v;
+        else if (key == "beta") t.machine.beta = v;
+        else if (key == "gamma") t.machine.gamma = v;
+        else if (key == "gamma_dense") t.machine.gamma_dense = v;
+        else if (key == "T_c_small_bytes") t.limits.small_bytes = v;
+        else if (key == "T_c_sparse_bytes") t.limits.sparse_bytes = v;
+        else if (key == "T_s") t.limits.sparsity = v;
+        else if (key == "T_p_uniform") t.limits.ranks_uniform = static_cast<int>(std::min(v, 1e9));
+        else if (key == "T_p_zipf") t.limits.ranks_zipf = static_cast<int>(std::min(v, 1e9));
+        else detail::fail(where + ": unknown key '" + key + "'");
+    }
+    return t;
+}
+
+// A tuning file, read once per path and process.
+inline const tuning& load_tuning(const std::string& path)
+{
+    static std::mutex mu;
+    static std::map<std::string, tuning> cache;
+    std::lock_guard lock(mu);
+    if (auto it = cache.find(path); it != cache.end()) return it->second;
+    std::ifstream f(path);
+    if (!f) detail::fail("cannot read the tuning file '" + path + "'");
+    return cache.emplace(path, parse_tuning(f, path)).first->second;
+}
+
+// The explicit file, else $SPARSE_REDUCE_TUNING, else the defaults.
+inline const tuning& current_tuning(const std::string& path = {})
+{
+    static const tuning defaults{};
+    if (!path.empty()) return load_tuning(path);
+    if (const char* env = std::getenv("SPARSE_REDUCE_TUNING"); env && *env) return load_tuning(env);
+    return defaults;
+}
+
+} // namespace sparse_reduce
