@@ -14,6 +14,7 @@
 #include <string>
 
 #include "model/cost.hpp"
+#include "select/tuning.hpp"
 #include "wire/block.hpp"
 
 namespace sparse_reduce {
@@ -52,15 +53,18 @@ struct two_tree {
     std::size_t segment_bytes = 0;
 };
 // Sreduce (select/sreduce.hpp): tree and segment size chosen per call from
-// P, C, S and D and the machine's tuning. One small allreduce per call
-// (entries, dimension, where entries fall) gives every rank the same view;
-// hints override the measured S and D.
+// P, C, S and D and the machine's tuning. One small allreduce (entries,
+// dimension, where entries fall) gives every rank the same view; a plan
+// repeats it every remeasure_every calls, a one-shot reduce every call.
+// Hints override the measured S and D.
 struct automatic {
     wire::format wire = wire::adaptive;
     std::size_t segment_bytes = 0;           // 0: chosen too
-    std::optional<double> sparsity;          // hint: fraction of identity elements, same on every rank
-    std::optional<merge_model> distribution; // hint: uniform or zipf
-    std::string tuning_file;                 // else $SPARSE_REDUCE_TUNING, else built-in defaults
+    std::optional<double> sparsity{};        // hint: fraction of identity elements, same on every rank
+    std::optional<merge_model> distribution{}; // hint: uniform or zipf
+    std::string tuning_file{};               // else $SPARSE_REDUCE_TUNING, else built-in defaults
+    std::optional<sparse_reduce::tuning> tuned{}; // in place of any file (e.g. a simulated network)
+    unsigned remeasure_every = 64; // a plan measures S and D on its first call and every this many after; 0: always
 };
 
 } // namespace policy

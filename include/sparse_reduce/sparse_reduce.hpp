@@ -37,6 +37,12 @@
 #include "tree/two_tree.hpp"
 
 #include "schedule/schedule.hpp"
+#include "model/cost.hpp"
+#include "model/merged_size.hpp"
+#include "model/k_ary.hpp"
+#include "model/predict.hpp"
+#include "select/tuning.hpp"
+#include "select/sreduce.hpp"
 
 #include "policy.hpp"
 #include "report.hpp"

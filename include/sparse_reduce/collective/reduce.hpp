@@ -133,6 +133,31 @@ bool needs_call_stats(const P& p)
     else return false;
 }
 
+// Whether this call needs the small allreduce: not when every rank is known
+// to have the same dimension and automatic's choice cannot depend on the
+// counts (the caller hinted S and D, or the vector is below T_u^c, where
+// Sreduce takes the binomial tree whatever the data).
+template <class P>
+bool stats_needed(const P& p, std::size_t dimension, std::size_t value_bytes, bool dimensions_agree)
+{
+    if (!needs_call_stats(p)) return false;
+    if constexpr (std::is_same_v<P, policy::automatic>) {
+        if (!dimensions_agree) return true;
+        if (p.sparsity && p.distribution) return false;
+        const tuning& t = p.tuned ? *p.tuned : current_tuning(p.tuning_file);
+        return static_cast<double>(dimension) * static_cast<double>(value_bytes) >= t.limits.small_bytes;
+    }
+    return true;
+}
+
+// The modelled time of that allreduce (recursive doubling of its 536 bytes).
+inline double stats_allreduce_time(int ranks, const cost_model& m)
+{
+    int rounds = 0;
+    while ((1 << rounds) < ranks) ++rounds;
+    return rounds * (m.alpha + m.beta * 8 * (3 + stats_buckets));
+}
+
 // One rank's contribution: entries, dimension, dense input, histogram.
 inline std::vector<double> local_stats(double entries, std::size_t dimension, bool dense_input,
                                        std::span<const std::uint32_t> blocks, std::size_t grain)
@@ -186,7 +211,8 @@ schedule resolve_schedule(const Policy& policy, int size, int root, bool commuta
         if (policy.sparsity)
             stats.entries = (1 - std::clamp(*policy.sparsity, 0.0, 1.0)) * static_cast<double>(stats.dimension);
         if (policy.distribution) stats.distribution = *policy.distribution;
-        const choice ch = sreduce(stats, current_tuning(policy.tuning_file), policy.wire, policy.segment_bytes);
+        const choice ch = sreduce(stats, policy.tuned ? *policy.tuned : current_tuning(policy.tuning_file), policy.wire,
+                                  policy.segment_bytes);
         trees = algorithm_trees(ch.algo, ch.k, size, root, commutative);
         segment = ch.segment_bytes;
         selection = "automatic: " + describe(ch);
@@ -214,7 +240,14 @@ public:
         if (root < 0 || root >= comm.size())
             detail::fail("invalid root " + std::to_string(root) + " for a communicator of size " +
                          std::to_string(comm.size()));
-        if constexpr (std::is_same_v<Policy, policy::automatic>) current_tuning(policy_.tuning_file); // fail early
+        if constexpr (std::is_same_v<Policy, policy::automatic>)
+            if (!policy_.tuned) current_tuning(policy_.tuning_file); // a bad file fails here, on every rank
+        if (detail::needs_call_stats(policy_)) { // once per plan: may calls skip the per-call allreduce?
+            const long long mine[2] = {static_cast<long long>(dimension), -static_cast<long long>(dimension)};
+            long long all[2];
+            MPI_Allreduce(mine, all, 2, MPI_LONG_LONG, MPI_MAX, private_);
+            dimensions_agree_ = all[0] == -all[1];
+        }
     }
 
     int root() const { return root_; }
@@ -254,7 +287,7 @@ public:
         // the windows' counts are then sums of these.
         std::vector<std::uint32_t> blocks;
         double entries = static_cast<double>(stored_entries(in));
-        if (detail::needs_call_stats(policy_) && local_ok) {
+        if (detail::stats_needed(policy_, dimension_, sizeof(T), dimensions_agree_) && local_ok) {
             blocks = detail::block_entries<T>(in, dimension_, detail::stats_grain, id);
             entries = 0;
             for (auto b : blocks) entries += b;
@@ -291,21 +324,34 @@ private:
     // The call's one small collective, then the cached schedule or a new one.
     const schedule& resolve(bool commutative, std::size_t value_bytes, const std::vector<double>& local, bool dense_output)
     {
+        auto& cached = cache_[commutative ? 1 : 0];
+        if constexpr (std::is_same_v<Policy, policy::automatic>) {
+            // Between measurements the plan keeps its choice: every rank
+            // counts the same calls, so all keep or all measure.
+            auto& calls = calls_since_measure_[commutative ? 1 : 0];
+            if (cached && policy_.remeasure_every > 0 && cached->first.end()[-2] == static_cast<double>(value_bytes) &&
+                cached->first.back() == static_cast<double>(dense_output) && ++calls % policy_.remeasure_every != 0)
+                return cached->second;
+            calls = 0;
+        }
         std::vector<double> nnz, agreed;
         if constexpr (std::is_same_v<Policy, policy::optimal_binary>) {
             nnz = gather_entries(static_cast<std::size_t>(local[0]));
             agreed = nnz;
-        } else if (detail::needs_call_stats(policy_)) {
+        } else if (detail::stats_needed(policy_, dimension_, value_bytes, dimensions_agree_)) {
             agreed.resize(local.size());
             MPI_Allreduce(local.data(), agreed.data(), static_cast<int>(local.size()), MPI_DOUBLE, MPI_SUM, private_);
         }
         agreed.push_back(static_cast<double>(value_bytes));
         agreed.push_back(dense_output);
-        auto& cached = cache_[commutative ? 1 : 0];
         if (!cached || cached->first != agreed) {
             call_stats stats;
-            if (detail::needs_call_stats(policy_))
+            if (agreed.size() > local.size()) {
                 stats = detail::agreed_stats({agreed.data(), local.size()}, comm_.size(), value_bytes, dense_output);
+            } else { // no allreduce: this rank's view, which is all the choice depends on
+                stats = detail::agreed_stats(local, 1, value_bytes, dense_output);
+                stats.ranks = comm_.size();
+            }
             double dimension = static_cast<double>(dimension_);
             if constexpr (std::is_same_v<Policy, policy::optimal_binary>) {
                 dimension = nnz.back();
@@ -341,6 +387,8 @@ private:
     int root_;
     std::size_t dimension_;
     Policy policy_;
+    bool dimensions_agree_ = false;
+    unsigned calls_since_measure_[2] = {0, 0};
     std::optional<std::pair<std::vector<double>, schedule>> cache_[2];
     std::vector<detail::node_buffers> pools_; // per tree: its node, and its forward receiver
 };

@@ -402,10 +402,12 @@ private:
             if (own_->dense + lo != acc) std::copy(own_->dense + lo, own_->dense + lo + len, acc);
         } else {
             std::fill(acc, acc + len, id_);
-            if (has_own)
+            if (has_own) {
                 own_->visit_window(lo, len, id_, [&](auto r) {
                     for (; !r.done(); r.next()) acc[r.index()] = r.value();
                 });
+                if (lo / cfg_.window < own_->window_entries.size()) sparse_work_ += own_->window_entries[lo / cfg_.window];
+            }
         }
         const std::size_t self = has_own ? static_cast<std::size_t>(shape_.self_position) : 0;
         auto apply = [&](std::size_t c, bool left) {

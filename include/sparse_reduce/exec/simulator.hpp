@@ -8,6 +8,8 @@
 //                           receiver's link; a rank's transfers serialise on
 //                           its link, and a transfer starts once the
 //                           receiver has posted the receive
+//   automatic's allreduce   log2(P) rounds of alpha + beta * 536 bytes first,
+//                           when the call needs it
 //   computing               gamma * (sparse entries merged, encoded,
 //                           decoded) + gamma_dense * (dense elements folded,
 //                           copied, scanned) on the rank's processor, as the
@@ -47,11 +49,13 @@ struct simulation_result {
     std::vector<std::size_t> bytes_sent; // per rank
 };
 
-// Simulates reduce(comm of inputs.size() ranks, inputs[r] on rank r, out, op, root, policy).
+// Simulates reduce(comm of inputs.size() ranks, *inputs[r] on rank r, out, op, root, policy).
+// Ranks may share an input object: a simulation of many ranks needs memory
+// only for the distinct ones.
 template <reduce_policy Policy = policy::automatic, representation In, representation Out, class Op>
     requires std::same_as<value_type_of<In>, value_type_of<Out>> && associative_op<Op, value_type_of<In>>
-simulation_result simulate_reduce(std::span<const In> inputs, Out& out, const Op& op, int root, const Policy& policy = {},
-                                  const network_model& net = {})
+simulation_result simulate_reduce(std::span<const In* const> inputs, Out& out, const Op& op, int root,
+                                  const Policy& policy = {}, const network_model& net = {})
 {
     using T = value_type_of<In>;
     using RI = repr_traits<std::remove_cvref_t<In>>;
@@ -63,16 +67,19 @@ simulation_result simulate_reduce(std::span<const In> inputs, Out& out, const Op
     const T id = identity<T>(op);
     std::size_t dim = 0;
     std::vector<double> nnz;
-    for (const In& in : inputs) {
+    for (const In* pin : inputs) {
+        const In& in = *pin;
         dim = std::max(dim, dimension(in));
         nnz.push_back(static_cast<double>(stored_entries(in)));
     }
     // what the ranks would agree on: summed local statistics, every count
     std::vector<std::vector<std::uint32_t>> blocks(static_cast<std::size_t>(p));
     std::vector<double> sum(3 + detail::stats_buckets, 0);
-    const bool stats = detail::needs_call_stats(policy);
+    bool same_dimensions = true;
+    for (const In* pin : inputs) same_dimensions &= dimension(*pin) == dim;
+    const bool stats = detail::stats_needed(policy, dim, sizeof(T), same_dimensions);
     for (int r = 0; r < p; ++r) {
-        const In& in = inputs[static_cast<std::size_t>(r)];
+        const In& in = *inputs[static_cast<std::size_t>(r)];
         auto& b = blocks[static_cast<std::size_t>(r)];
         double entries = nnz[static_cast<std::size_t>(r)];
         if (stats && dimension(in) == dim) {
@@ -89,7 +96,7 @@ simulation_result simulate_reduce(std::span<const In> inputs, Out& out, const Op
     const auto& trees = sched.trees;
     const auto cfg = detail::make_stream_config(sched);
 
-    using reader_t = decltype(detail::make_reader(inputs[0], id));
+    using reader_t = decltype(detail::make_reader(*inputs[0], id));
     using program_t = detail::rank_program<T, Op, reader_t>;
     using node_t = typename program_t::node_t;
     T* dense_out = nullptr;
@@ -97,7 +104,7 @@ simulation_result simulate_reduce(std::span<const In> inputs, Out& out, const Op
     std::vector<std::vector<detail::node_buffers>> pools(static_cast<std::size_t>(p));
     std::vector<std::unique_ptr<program_t>> programs;
     for (int r = 0; r < p; ++r) {
-        const In& in = inputs[static_cast<std::size_t>(r)];
+        const In& in = *inputs[static_cast<std::size_t>(r)];
         const bool ok = dimension(in) == dim;
         programs.push_back(std::make_unique<program_t>(
             trees, r, cfg, op, detail::make_own_input(in, cfg, id, ok, blocks[static_cast<std::size_t>(r)], detail::stats_grain),
@@ -181,11 +188,12 @@ simulation_result simulate_reduce(std::span<const In> inputs, Out& out, const Op
             }
         }
     };
+    const double before = stats ? detail::stats_allreduce_time(p, net) : 0; // the selection's allreduce
     for (int r = 0; r < p; ++r) {
-        const In& in = inputs[static_cast<std::size_t>(r)];
-        cpu[static_cast<std::size_t>(r)] = RI::kind == repr_kind::dense
-                                               ? net.gamma_dense * static_cast<double>(dimension(in))
-                                               : net.gamma * static_cast<double>(stored_entries(in));
+        const In& in = *inputs[static_cast<std::size_t>(r)];
+        cpu[static_cast<std::size_t>(r)] = before + (RI::kind == repr_kind::dense
+                                                         ? net.gamma_dense * static_cast<double>(dimension(in))
+                                                         : net.gamma * static_cast<double>(stored_entries(in)));
         step(r);
     }
     while (!events.empty()) {
@@ -218,6 +226,17 @@ simulation_result simulate_reduce(std::span<const In> inputs, Out& out, const Op
     programs[static_cast<std::size_t>(root)]->throw_if_failed(true);
     if constexpr (RO::kind != repr_kind::dense) programs[static_cast<std::size_t>(root)]->write_sparse_output(out, dim, id);
     return res;
+}
+
+// Simulates reduce(comm of inputs.size() ranks, inputs[r] on rank r, out, op, root, policy).
+template <reduce_policy Policy = policy::automatic, representation In, representation Out, class Op>
+    requires std::same_as<value_type_of<In>, value_type_of<Out>> && associative_op<Op, value_type_of<In>>
+simulation_result simulate_reduce(std::span<const In> inputs, Out& out, const Op& op, int root, const Policy& policy = {},
+                                  const network_model& net = {})
+{
+    std::vector<const In*> ptrs;
+    for (const In& in : inputs) ptrs.push_back(&in);
+    return simulate_reduce(std::span<const In* const>(ptrs), out, op, root, policy, net);
 }
 
 } // namespace sparse_reduce

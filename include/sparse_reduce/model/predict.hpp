@@ -72,6 +72,7 @@ inline double predicted_time(const schedule& s, const workload& w, const cost_mo
             const bool sends = t.parent[v] >= 0 || t.top != t.destination;
             if ((!sends && w.dense_output) || 4 * in_entries >= Cf) {
                 dense += Cf;
+                if (!w.dense_input) sparse += f * w.entries; // own entries scattered in
                 for (int c : kids) {
                     const auto cc = static_cast<std::size_t>(c);
                     if (entries[cc] * (m.index_bytes + vb) >= Cf * vb) dense += Cf;
@@ -106,11 +107,14 @@ inline double predicted_time(const schedule& s, const workload& w, const cost_mo
         }
         const auto top = static_cast<std::size_t>(t.top);
         double done = ready[top];
-        if (t.top != t.destination) {
+        if (t.top != t.destination) { // forwarded, then written into the destination's output
+            const auto dest = static_cast<std::size_t>(t.destination);
             const double total = msgs[top] * m.alpha + m.beta * bytes[top];
-            done += m.alpha + m.beta * bytes[top] / msgs[top];
+            const double write = w.dense_output ? m.gamma_dense * Cf : m.gamma * entries[top];
+            done += m.alpha + m.beta * bytes[top] / msgs[top] + write / msgs[top];
             link[top] += total;
-            link[static_cast<std::size_t>(t.destination)] += total;
+            link[dest] += total;
+            cpu[dest] += write;
         }
         first = std::max(first, done);
     }

@@ -122,7 +122,9 @@ inline int model_k(const call_stats& c, const cost_model& m)
     return best_k_ary(std::max(2, c.ranks), m.alpha, per_item);
 }
 
-inline constexpr std::size_t segment_candidates[] = {32 * 1024, 128 * 1024, 512 * 1024, 2048 * 1024};
+// The default first: another size must be 5% better in the model (which
+// does not charge the per-window costs of small segments) to be taken.
+inline constexpr std::size_t segment_candidates[] = {128 * 1024, 32 * 1024, 512 * 1024, 2048 * 1024};
 
 // The model's time for one algorithm, with the best candidate segment size
 // (or the caller's).
@@ -137,7 +139,7 @@ inline choice best_segment(const call_stats& c, const cost_model& model, algorit
     choice best{a, k, wire, 0, std::numeric_limits<double>::infinity(), {}};
     auto consider = [&](std::size_t seg) {
         const double t = predicted_time(detail::make_schedule(trees, c.dimension, c.value_bytes, seg, wire), c.load(), m, merged);
-        if (t < best.predicted) {
+        if (t < (best.segment_bytes ? 0.95 : 1.0) * best.predicted) {
             best.predicted = t;
             best.segment_bytes = seg;
         }
@@ -165,11 +167,16 @@ inline choice sreduce(const call_stats& c, const tuning& tune, wire::format wire
         ch.rule = std::string("C < T_s^c, S > T_s, P < ") + (zipf ? "T_z^p (sparse, zipf)" : "T_u^p (sparse, uniform)");
         return ch;
     }
+    // In order of simplicity: a later tree must win by more than the
+    // model's resolution (5%) to be taken.
     choice best;
     best.predicted = std::numeric_limits<double>::infinity();
     for (algorithm a : {algorithm::binomial, algorithm::k_ary, algorithm::binary, algorithm::chain, algorithm::two_tree}) {
+        // Two trees need P >= 4: below, one tree's top is not the root and
+        // the root's own half travels out and back (0 -> 1 -> 0).
+        if (a == algorithm::two_tree && c.ranks < 4) continue;
         const choice ch = best_segment(c, tune.machine, a, k, wire, segment_bytes);
-        if (ch.predicted < best.predicted) best = ch;
+        if (ch.predicted < 0.95 * best.predicted) best = ch;
     }
     best.rule = "model (no threshold rule fits)";
     return best;

@@ -1,0 +1,100 @@
+#pragma once
+// Calibration of the cost model on this machine, shared by the tuner and
+// the simulator's validation: α and β by ping-pong, γ_dense and γ fitted to
+// real runs of the executor.
+
+#include <algorithm>
+#include <chrono>
+#include <utility>
+#include <vector>
+
+#include <boost/mpi/communicator.hpp>
+
+#include <sparse_reduce/collective/reduce.hpp>
+#include <sparse_reduce/exec/simulator.hpp>
+
+#include "timing.hpp"
+#include "workload.hpp"
+
+namespace sparse_reduce::bench {
+
+namespace sr = sparse_reduce;
+
+// Half the round trip of a `bytes` message between ranks 0 and 1 (median).
+inline double ping_pong(MPI_Comm comm, int rank, std::size_t bytes, int reps)
+{
+    std::vector<char> buf(bytes);
+    std::vector<double> t;
+    for (int i = 0; i < reps + 3; ++i) {
+        MPI_Barrier(comm);
+        const double start = MPI_Wtime();
+        if (rank == 0) {
+            MPI_Send(buf.data(), static_cast<int>(bytes), MPI_BYTE, 1, 0, comm);
+            MPI_Recv(buf.data(), static_cast<int>(bytes), MPI_BYTE, 1, 0, comm, MPI_STATUS_IGNORE);
+        } else if (rank == 1) {
+            MPI_Recv(buf.data(), static_cast<int>(bytes), MPI_BYTE, 0, 0, comm, MPI_STATUS_IGNORE);
+            MPI_Send(buf.data(), static_cast<int>(bytes), MPI_BYTE, 0, 0, comm);
+        }
+        if (i >= 3) t.push_back((MPI_Wtime() - start) / 2);
+    }
+    double m = summarize(t).median;
+    MPI_Bcast(&m, 1, MPI_DOUBLE, 0, comm);
+    return m;
+}
+
+// γ_dense and γ fitted to the executor itself: real P = 2 reductions
+// (binomial tree, index/value in, dense out) over densities 0.001 .. 1 at
+// C = 2^20, each split by the simulator into its parts on the critical path,
+//     T = T_network(α, β) + γ_dense * dense units + γ * sparse units,
+// solved by least squares on relative error.
+inline std::pair<double, double> fit_gammas(const boost::mpi::communicator& world, const sr::cost_model& net, int reps)
+{
+    const std::size_t c = std::size_t{1} << 20;
+    double a11 = 0, a12 = 0, a22 = 0, b1 = 0, b2 = 0;
+    for (double d : {0.001, 0.01, 0.1, 1.0}) {
+        const auto in0 = sparse_input(c, d, placement::uniform, 0, 2);
+        const auto in1 = sparse_input(c, d, placement::uniform, 1, 2);
+        std::vector<double> out;
+        auto plan = sr::make_plan(world, 0, c, sr::policy::binomial{});
+        const auto& mine = world.rank() == 0 ? in0 : in1;
+        const double measured = time_collective(world, 3, reps, [&] { plan.reduce(mine, out, std::plus<>{}); }).median;
+        const std::vector<sr::index_value_vector<double>> both{in0, in1};
+        auto part = [&](double alpha, double beta, double gd, double g) {
+            sr::cost_model m = net;
+            m.alpha = alpha;
+            m.beta = beta;
+            m.gamma_dense = gd;
+            m.gamma = g;
+            std::vector<double> o;
+            return sr::simulate_reduce(std::span<const sr::index_value_vector<double>>(both), o, std::plus<>{}, 0,
+                                       sr::policy::binomial{}, m).time;
+        };
+        const double tn = part(net.alpha, net.beta, 0, 0), xd = part(0, 0, 1, 0), xs = part(0, 0, 0, 1);
+        const double w = 1 / (measured * measured), y = std::max(0.0, measured - tn);
+        a11 += w * xd * xd;
+        a12 += w * xd * xs;
+        a22 += w * xs * xs;
+        b1 += w * xd * y;
+        b2 += w * xs * y;
+    }
+    const double det = a11 * a22 - a12 * a12;
+    double gd = (b1 * a22 - b2 * a12) / det, g = (a11 * b2 - a12 * b1) / det;
+    if (gd <= 0 || g <= 0) { // one term explains everything: fit it alone
+        gd = std::max(1e-12, b1 / a11);
+        g = std::max(1e-12, b2 / a22);
+    }
+    double both[2] = {gd, g};
+    MPI_Bcast(both, 2, MPI_DOUBLE, 0, world); // rank 0's view, the same on every rank
+    return {both[0], both[1]};
+}
+
+// α: half the round trip of 8 bytes; β: the extra time per byte of 4 MiB.
+inline std::pair<double, double> measure_network(const boost::mpi::communicator& world, bool quick)
+{
+    const double small = ping_pong(world, world.rank(), 8, quick ? 200 : 1000);
+    const std::size_t big_bytes = std::size_t{4} << 20;
+    const double big = ping_pong(world, world.rank(), big_bytes, quick ? 10 : 40);
+    return {small, std::max(1e-13, (big - small) / static_cast<double>(big_bytes))};
+}
+
+} // namespace sparse_reduce::bench

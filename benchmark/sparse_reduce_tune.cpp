@@ -1,0 +1,183 @@
+// sparse_reduce_tune: measures this machine's α, β, γ and finds Sreduce's
+// thresholds, then writes the tuning file policy::automatic reads.
+//
+//   mpiexec -n 2 sparse_reduce_tune [--out FILE] [--quick] [--max-ranks P]
+//
+//   α, β          ping-pong between ranks 0 and 1 (8 B and 4 MiB messages)
+//   γ_dense, γ    fitted to real P = 2 runs of the executor, split into
+//                 network, dense and sparse parts by the simulator
+//   thresholds    by simulation with the measured α, β, γ for P beyond the
+//                 run (up to --max-ranks, 4096 by default, 256 with --quick):
+//                 T_c^u  smallest C (bytes) where another tree beats the
+//                        binomial tree by 10% on dense data at P = 64, after
+//                        paying for automatic's allreduce (below T_c^u
+//                        automatic skips it)
+//                 T_p^u, T_p^z  smallest P where the binomial tree is more
+//                        than 10% slower than the best on sparse data
+//                        (C = 2^20, density 0.001), uniform and zipf
+//                 T_s    1 - the largest density at which the binomial tree
+//                        is within 10% of the best (P = 64, C = 2^20)
+//                 T_s^c  largest C where sparse data (density 0.001, P = 64)
+//                        stays within 10% on the binomial tree
+// Progress goes to stderr, the results to stdout and the file.
+
+#include <sparse_reduce/sparse_reduce.hpp>
+#include <sparse_reduce/exec/simulator.hpp>
+
+#include <boost/mpi/communicator.hpp>
+#include <boost/mpi/environment.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "calibrate.hpp"
+#include "timing.hpp"
+#include "workload.hpp"
+
+namespace sr = sparse_reduce;
+namespace bench = sparse_reduce::bench;
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t)
+{
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+struct cell_result {
+    double binomial = 0, best_other = std::numeric_limits<double>::infinity();
+    double best() const { return std::min(binomial, best_other); }
+    bool binomial_ok() const { return binomial <= 1.1 * best(); }
+};
+
+// Every fixed tree on one simulated cell.
+cell_result simulate_cell(int p, std::size_t c, double density, bench::placement pl, const sr::cost_model& m)
+{
+    const auto in = bench::simulated_inputs(p, c, density, pl);
+    cell_result r;
+    for (auto a : bench::fixed_algorithms) {
+        std::vector<double> out;
+        const double t = bench::with_policy(a, [&](auto pol) {
+            return sr::simulate_reduce(std::span<const sr::index_value_vector<double>>(in), out, std::plus<>{}, 0, pol, m).time;
+        });
+        if (a == sr::algorithm::binomial) r.binomial = t;
+        else r.best_other = std::min(r.best_other, t);
+    }
+    return r;
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    boost::mpi::environment env(argc, argv);
+    boost::mpi::communicator world;
+    std::string out_path = "sparse_reduce_tuning.txt";
+    bool quick = false;
+    int max_ranks = 0;
+    for (int i = 1; i < argc; ++i) {
+        if (!std::strcmp(argv[i], "--out") && i + 1 < argc) out_path = argv[++i];
+        else if (!std::strcmp(argv[i], "--quick")) quick = true;
+        else if (!std::strcmp(argv[i], "--max-ranks") && i + 1 < argc) max_ranks = std::atoi(argv[++i]);
+        else {
+            if (world.rank() == 0)
+                std::fprintf(stderr, "usage: mpiexec -n 2 %s [--out FILE] [--quick] [--max-ranks P]\n", argv[0]);
+            return 2;
+        }
+    }
+    if (world.size() < 2) {
+        if (world.rank() == 0) std::fprintf(stderr, "sparse_reduce_tune: needs at least 2 ranks (mpiexec -n 2)\n");
+        return 2;
+    }
+    if (!max_ranks) max_ranks = quick ? 256 : 4096;
+    const auto start = std::chrono::steady_clock::now();
+    const bool talk = world.rank() == 0;
+    auto progress = [&](const char* what) {
+        if (talk) std::fprintf(stderr, "[%6.1f s] %s\n", seconds_since(start), what);
+    };
+
+    sr::tuning t;
+    t.source = "sparse_reduce_tune on " + std::to_string(world.size()) + " ranks" + (quick ? ", quick" : "");
+    progress("alpha, beta: ping-pong between ranks 0 and 1");
+    std::tie(t.machine.alpha, t.machine.beta) = bench::measure_network(world, quick);
+
+    progress("gamma_dense, gamma: fitted to P = 2 runs of the executor");
+    std::tie(t.machine.gamma_dense, t.machine.gamma) = bench::fit_gammas(world, t.machine, quick ? 5 : 20);
+    if (talk)
+        std::fprintf(stderr, "           alpha %.3g s, beta %.3g s/B (%.2f GB/s), gamma %.3g s/entry, gamma_dense %.3g s/element\n",
+                     t.machine.alpha, t.machine.beta, 1e-9 / t.machine.beta, t.machine.gamma, t.machine.gamma_dense);
+
+    // Thresholds by simulation on rank 0 (the others wait at the broadcast).
+    double th[5] = {t.limits.small_bytes, t.limits.sparse_bytes, t.limits.sparsity,
+                    static_cast<double>(t.limits.ranks_uniform), static_cast<double>(t.limits.ranks_zipf)};
+    if (world.rank() == 0) {
+        const sr::cost_model& m = t.machine;
+        const int p_mid = std::min(64, max_ranks);
+        progress("T_c^u: dense vectors of growing size at P = 64");
+        th[0] = 0;
+        for (std::size_t c = 128; c <= (quick ? (std::size_t{1} << 16) : (std::size_t{1} << 19)); c *= 2) {
+            // another tree must win by 10% plus the allreduce automatic pays to know S and D
+            const auto r = simulate_cell(p_mid, c, 1.0, bench::placement::uniform, m);
+            if (r.best_other + sr::detail::stats_allreduce_time(p_mid, m) < r.binomial / 1.1) {
+                th[0] = static_cast<double>(c * sizeof(double));
+                break;
+            }
+        }
+        if (th[0] == 0) th[0] = static_cast<double>((quick ? (std::size_t{1} << 17) : (std::size_t{1} << 20)) * sizeof(double));
+        const std::size_t c_sparse = quick ? (std::size_t{1} << 18) : (std::size_t{1} << 20);
+        for (int z = 0; z < 2; ++z) {
+            progress(z ? "T_p^z: zipf sparse vectors on growing P" : "T_p^u: uniform sparse vectors on growing P");
+            double found = 2.0 * max_ranks;
+            for (int p = 8; p <= max_ranks; p *= 2)
+                if (!simulate_cell(p, c_sparse, 0.001, z ? bench::placement::zipf : bench::placement::uniform, m).binomial_ok()) {
+                    found = p;
+                    break;
+                }
+            th[3 + z] = found;
+        }
+        if (th[4] < th[3]) th[4] = th[3]; // zipf unions grow slower: never a lower bound than uniform
+        progress("T_s: growing density at P = 64");
+        th[2] = 0.9999;
+        for (double d : {0.0001, 0.0003, 0.001, 0.003, 0.01, 0.03, 0.1}) {
+            if (!simulate_cell(p_mid, c_sparse, d, bench::placement::uniform, m).binomial_ok()) break;
+            th[2] = 1 - d;
+        }
+        progress("T_s^c: sparse vectors of growing size at P = 64");
+        th[1] = 0;
+        for (std::size_t c = std::size_t{1} << 14; c <= (quick ? (std::size_t{1} << 19) : (std::size_t{1} << 23)); c *= 2) {
+            if (!simulate_cell(p_mid, c, 0.001, bench::placement::uniform, m).binomial_ok()) break;
+            th[1] = static_cast<double>(2 * c * sizeof(double));
+        }
+    }
+    MPI_Bcast(th, 5, MPI_DOUBLE, 0, world);
+    t.limits.small_bytes = th[0];
+    t.limits.sparse_bytes = th[1];
+    t.limits.sparsity = th[2];
+    t.limits.ranks_uniform = static_cast<int>(th[3]);
+    t.limits.ranks_zipf = static_cast<int>(th[4]);
+
+    if (world.rank() == 0) {
+        const std::string text = sr::to_string(t);
+        std::ofstream f(out_path);
+        f << text;
+        if (!f) {
+            std::fprintf(stderr, "sparse_reduce_tune: cannot write %s\n", out_path.c_str());
+            return 1;
+        }
+        f.close();
+        // what automatic will read back
+        std::ifstream back(out_path);
+        const auto read = sr::parse_tuning(back, out_path);
+        std::printf("%s", text.c_str());
+        std::fprintf(stderr, "[%6.1f s] wrote %s (T_c^u %.0f B, T_s^c %.0f B, T_s %.4f, T_p^u %d, T_p^z %d)\n",
+                     seconds_since(start), out_path.c_str(), read.limits.small_bytes, read.limits.sparse_bytes,
+                     read.limits.sparsity, read.limits.ranks_uniform, read.limits.ranks_zipf);
+    }
+    return 0;
+}
