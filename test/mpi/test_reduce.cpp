@@ -9,6 +9,8 @@
 #include "../support/reference.hpp"
 
 #include <cmath>
+#include <cstdio>
+#include <fstream>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -198,6 +200,54 @@ BOOST_AUTO_TEST_CASE(plans_are_reusable)
         BOOST_TEST(all_ok(comm.rank() != root ||
                           matches(aout, serial_fold<affine>(comm.size(), 4000, 0.05, pattern::uniform, compose{}, it))));
     }
+}
+
+// automatic: the rule that fired is reported, every rank takes the same
+// tree (no hang, right result) through re-measurements with changing data,
+// with thresholds from a file and from the API, and k_ary's model k.
+BOOST_AUTO_TEST_CASE(automatic_selection_by_rule_and_by_model)
+{
+    auto& comm = world();
+    const std::string path = "sparse_reduce_test_tuning_np" + std::to_string(comm.size()) + ".txt";
+    if (comm.rank() == 0) {
+        std::ofstream f(path);
+        f << "# test\nT_c_small_bytes = 1e12\n";
+    }
+    comm.barrier();
+    const std::size_t n = 6000;
+    for (int root : roots()) {
+        const auto in = input_of<double>(comm.rank(), comm.size(), n, 0.02, pattern::zipf, std::plus<>{}, 5);
+        const auto want = serial_fold<double>(comm.size(), n, 0.02, pattern::zipf, std::plus<>{}, 5);
+        std::vector<double> out;
+        auto rep = sr::reduce(comm, in, out, std::plus<>{}, root, sr::policy::automatic{.tuning_file = path});
+        BOOST_TEST(rep.algorithm.find("automatic: binomial by C < T_c") != std::string::npos, rep.algorithm);
+        BOOST_TEST(all_ok(comm.rank() != root || matches(out, want)));
+
+        sr::tuning model_only;
+        model_only.limits.small_bytes = 0;
+        model_only.limits.sparse_bytes = 0;
+        auto plan = sr::make_plan(comm, root, n, sr::policy::automatic{.tuned = model_only, .remeasure_every = 2});
+        for (unsigned it = 0; it < 5; ++it) { // densities change: re-measured on calls 0, 2, 4
+            const double d = it % 2 ? 1.0 : 0.001;
+            const auto x = input_of<double>(comm.rank(), comm.size(), n, d, pattern::uniform, std::plus<>{}, it);
+            rep = plan.reduce(x, out, std::plus<>{});
+            BOOST_TEST(rep.algorithm.find("by model") != std::string::npos, rep.algorithm);
+            BOOST_TEST(all_ok(comm.rank() != root ||
+                              matches(out, serial_fold<double>(comm.size(), n, d, pattern::uniform, std::plus<>{}, it))));
+        }
+        // hints replace the measurement; non-commutative folds stay in rank order
+        const auto a = input_of<affine>(comm.rank(), comm.size(), n, 0.05, pattern::uniform, compose{}, 3);
+        std::vector<affine> aout;
+        sr::reduce(comm, a, aout, compose{}, root,
+                   sr::policy::automatic{.sparsity = 0.95, .distribution = sr::merge_model::uniform});
+        BOOST_TEST(all_ok(comm.rank() != root ||
+                          matches(aout, serial_fold<affine>(comm.size(), n, 0.05, pattern::uniform, compose{}, 3))));
+        rep = sr::reduce(comm, in, out, std::plus<>{}, root, sr::policy::k_ary{});
+        BOOST_TEST(rep.algorithm.find("k_ary(k=") != std::string::npos, rep.algorithm);
+        BOOST_TEST(all_ok(comm.rank() != root || matches(out, want)));
+    }
+    comm.barrier();
+    if (comm.rank() == 0) std::remove(path.c_str());
 }
 
 BOOST_AUTO_TEST_CASE(plans_expose_their_schedule)

@@ -9,7 +9,8 @@
 //                           its link, and a transfer starts once the
 //                           receiver has posted the receive
 //   automatic's allreduce   log2(P) rounds of alpha + beta * 536 bytes first,
-//                           when the call needs it
+//                           when the call needs it, divided by
+//                           remeasure_every (a plan's steady state)
 //   computing               gamma * (sparse entries merged, encoded,
 //                           decoded) + gamma_dense * (dense elements folded,
 //                           copied, scanned) on the rank's processor, as the
@@ -188,7 +189,11 @@ simulation_result simulate_reduce(std::span<const In* const> inputs, Out& out, c
             }
         }
     };
-    const double before = stats ? detail::stats_allreduce_time(p, net) : 0; // the selection's allreduce
+    // automatic's allreduce, per call of a plan that repeats it every
+    // remeasure_every calls (the steady state a benchmark of a plan sees)
+    double before = stats ? detail::stats_allreduce_time(p, net) : 0;
+    if constexpr (std::is_same_v<Policy, policy::automatic>)
+        if (policy.remeasure_every > 0) before /= policy.remeasure_every;
     for (int r = 0; r < p; ++r) {
         const In& in = *inputs[static_cast<std::size_t>(r)];
         cpu[static_cast<std::size_t>(r)] = before + (RI::kind == repr_kind::dense

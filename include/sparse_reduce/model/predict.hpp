@@ -52,8 +52,12 @@ inline double predicted_time(const schedule& s, const workload& w, const cost_mo
     std::vector<double> pieces(static_cast<std::size_t>(p), 1);
     double first = 0;
 
-    for (const tree& t : s.trees) {
-        const double f = 1.0 / static_cast<double>(ntrees), Cf = f * C;
+    const std::size_t windows = std::max<std::size_t>(1, s.windows());
+    for (std::size_t k = 0; k < s.trees.size(); ++k) {
+        const tree& t = s.trees[k];
+        // tree k carries windows k, k + ntrees, ...: none when there are fewer
+        const double f = static_cast<double>((windows + ntrees - 1 - k) / ntrees) / static_cast<double>(windows);
+        const double Cf = f * C;
         const auto n = static_cast<std::size_t>(t.size);
         std::vector<double> size(n, 1), entries(n, 0), bytes(n, 0), msgs(n, 1), ready(n, 0);
         // children before parents: reverse of a preorder from the top
