@@ -246,6 +246,10 @@ BOOST_AUTO_TEST_CASE(automatic_selection_by_rule_and_by_model)
         BOOST_TEST(rep.algorithm.find("k_ary(k=") != std::string::npos, rep.algorithm);
         BOOST_TEST(all_ok(comm.rank() != root || matches(out, want)));
     }
+    // a tuning file only some ranks can read: every rank throws, none waits
+    const std::string missing = comm.rank() == 0 && comm.size() > 1 ? path : path + ".missing";
+    BOOST_CHECK_THROW(sr::make_plan(comm, 0, n, sr::policy::automatic{.tuning_file = missing}), sr::error);
+    BOOST_TEST(all_ok(true));
     comm.barrier();
     if (comm.rank() == 0) std::remove(path.c_str());
 }

@@ -240,12 +240,25 @@ public:
         if (root < 0 || root >= comm.size())
             detail::fail("invalid root " + std::to_string(root) + " for a communicator of size " +
                          std::to_string(comm.size()));
-        if constexpr (std::is_same_v<Policy, policy::automatic>)
-            if (!policy_.tuned) current_tuning(policy_.tuning_file); // a bad file fails here, on every rank
-        if (detail::needs_call_stats(policy_)) { // once per plan: may calls skip the per-call allreduce?
-            const long long mine[2] = {static_cast<long long>(dimension), -static_cast<long long>(dimension)};
-            long long all[2];
-            MPI_Allreduce(mine, all, 2, MPI_LONG_LONG, MPI_MAX, private_);
+        if (detail::needs_call_stats(policy_)) {
+            // Once per plan, together: is the tuning readable everywhere (a
+            // rank that cannot read it must not leave the others waiting),
+            // and do the ranks agree on C (then calls may skip the allreduce)?
+            std::string tuning_error;
+            try {
+                if constexpr (std::is_same_v<Policy, policy::automatic>) {
+                    if (!policy_.tuned) current_tuning(policy_.tuning_file);
+                } else {
+                    current_tuning();
+                }
+            } catch (const error& e) {
+                tuning_error = e.what();
+            }
+            const long long mine[3] = {static_cast<long long>(dimension), -static_cast<long long>(dimension),
+                                       tuning_error.empty() ? 0 : 1};
+            long long all[3];
+            MPI_Allreduce(mine, all, 3, MPI_LONG_LONG, MPI_MAX, private_);
+            if (all[2]) detail::fail(tuning_error.empty() ? "the tuning could not be read on another rank" : tuning_error);
             dimensions_agree_ = all[0] == -all[1];
         }
     }

@@ -7,7 +7,8 @@
 //   a message of B bytes    alpha + beta * B on the sender's and the
 //                           receiver's link; a rank's transfers serialise on
 //                           its link, and a transfer starts once the
-//                           receiver has posted the receive
+//                           receiver has posted the receive, in the earliest
+//                           interval free on both links
 //   automatic's allreduce   log2(P) rounds of alpha + beta * 536 bytes first,
 //                           when the call needs it, divided by
 //                           remeasure_every (a plan's steady state)
@@ -41,6 +42,43 @@ namespace sparse_reduce {
 
 // The machine a simulation models: cost_model's α, β, γ (model/cost.hpp).
 using network_model = cost_model;
+
+namespace detail {
+
+// A link's booked future. A transfer takes the earliest interval free on
+// both its links: one that waits for a busy receiver does not hold its
+// sender's link meanwhile, and later transfers may use the gap.
+class link_calendar {
+public:
+    // Moves t past every booking overlapping [t, t + d); returns whether it moved.
+    bool push_past(double& t, double d) const
+    {
+        bool moved = false;
+        for (const auto& [a, b] : busy_)
+            if (a < t + d && t < b) {
+                t = b;
+                moved = true;
+            }
+        return moved;
+    }
+    void book(double a, double b) { busy_.push_back({a, b}); }
+    void forget_before(double t)
+    {
+        std::erase_if(busy_, [t](const std::pair<double, double>& x) { return x.second <= t; });
+    }
+
+private:
+    std::vector<std::pair<double, double>> busy_;
+};
+
+inline double earliest_common_gap(link_calendar& x, link_calendar& y, double t, double d)
+{
+    while (x.push_past(t, d) | y.push_past(t, d)) {
+    }
+    return t;
+}
+
+} // namespace detail
 
 struct simulation_result {
     std::string algorithm;
@@ -144,7 +182,9 @@ simulation_result simulate_reduce(std::span<const In* const> inputs, Out& out, c
     std::map<key, std::deque<message>> sends;
     std::map<key, std::deque<receive>> receives;
     std::priority_queue<event, std::vector<event>, std::greater<>> events;
-    std::vector<double> cpu(static_cast<std::size_t>(p), 0), link(static_cast<std::size_t>(p), 0);
+    std::vector<double> cpu(static_cast<std::size_t>(p), 0);
+    std::vector<detail::link_calendar> link(static_cast<std::size_t>(p));
+    double now = 0; // the event being handled
     std::map<const node_t*, std::size_t> critical; // longest chain received so far
     std::size_t seq = 0;
     simulation_result res;
@@ -158,9 +198,15 @@ simulation_result simulate_reduce(std::span<const In* const> inputs, Out& out, c
             s.pop_front();
             q.pop_front();
             const auto [from, to, tag] = k;
-            const double start = std::max({m.ready, rv.posted, link[static_cast<std::size_t>(from)], link[static_cast<std::size_t>(to)]});
-            const double end = start + net.alpha + net.beta * static_cast<double>(m.bytes.size());
-            link[static_cast<std::size_t>(from)] = link[static_cast<std::size_t>(to)] = end;
+            auto& lf = link[static_cast<std::size_t>(from)];
+            auto& lt = link[static_cast<std::size_t>(to)];
+            lf.forget_before(now);
+            lt.forget_before(now);
+            const double d = net.alpha + net.beta * static_cast<double>(m.bytes.size());
+            const double start = detail::earliest_common_gap(lf, lt, std::max(m.ready, rv.posted), d);
+            const double end = start + d;
+            lf.book(start, end);
+            lt.book(start, end);
             std::memcpy(rv.slot.data(), m.bytes.data(), m.bytes.size());
             events.push({end, seq++, to, rv.node, true, rv.child, 0, m.bytes.size(), m.critical});
             events.push({end, seq++, from, m.sender, false, 0, m.buffer, 0, 0});
@@ -204,6 +250,7 @@ simulation_result simulate_reduce(std::span<const In* const> inputs, Out& out, c
     while (!events.empty()) {
         const event e = events.top();
         events.pop();
+        now = e.time;
         auto& clock = cpu[static_cast<std::size_t>(e.rank)];
         clock = std::max(clock, e.time);
         if (e.delivery) {
