@@ -10,7 +10,7 @@
 # SparseReduce::sparse_reduce and the helper target
 # sparse_reduce_warnings_and_sanitizers to exist when they are called.
 
-include_guard(GLOBAL)
+include_guard(DIRECTORY) # variables are per directory: test/ and benchmark/ both include it
 
 # ---------------------------------------------------------------------------
 # Is the MPI launcher Open MPI? Probed once per MPIEXEC_EXECUTABLE and cached.

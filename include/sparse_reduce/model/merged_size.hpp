@@ -21,7 +21,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <random>
-#include <optional>
+#include <memory>
 #include <span>
 #include <unordered_map>
 #include <vector>
@@ -178,7 +178,7 @@ public:
     merged_size_fn(double n, double dimension, merge_model m) : n_(n), dim_(dimension), m_(m)
     {
         if (m == merge_model::zipf && dimension > 0) {
-            zipf_.emplace(static_cast<std::size_t>(dimension));
+            zipf_ = std::make_shared<const zipf_profile>(static_cast<std::size_t>(dimension));
             lambda_ = zipf_->lambda_for(n);
         }
     }
@@ -193,7 +193,7 @@ public:
 private:
     double n_, dim_;
     merge_model m_;
-    std::optional<zipf_profile> zipf_;
+    std::shared_ptr<const zipf_profile> zipf_;
     double lambda_ = 0;
     mutable std::unordered_map<long long, double> memo_;
 };
