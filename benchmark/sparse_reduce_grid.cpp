@@ -10,7 +10,7 @@
 //   mpiexec -n P sparse_reduce_grid real [--tuning FILE] [--reps N]
 //       the grid C in {2^10, 2^14, 2^18, 2^21} x density {0.001, 0.01, 0.1, 1}
 //       x D {uniform, zipf}, every fixed policy and automatic, real runs.
-//   sparse_reduce_grid simulate [--tuning FILE] [--ranks 64,1024,4096] [--max-dim C]
+//   sparse_reduce_grid simulate [--tuning FILE] [--ranks 64,1024,4096] [--min-dim C] [--max-dim C]
 //       the same grid in the simulator, on an InfiniBand-class network
 //       (1.5 us, 12 GB/s) and on 10 GbE (20 us, 1.2 GB/s) with this
 //       machine's γ. Inputs: at most 4 GiB of them; beyond, rank r reads the
@@ -180,7 +180,7 @@ void validate(const boost::mpi::communicator& world, sr::tuning tune, int reps, 
 
 // ---- the simulated grid ----
 
-void simulated_grid(const sr::tuning& tune, const std::vector<int>& ranks, std::size_t max_dim)
+void simulated_grid(const sr::tuning& tune, const std::vector<int>& ranks, std::size_t min_dim, std::size_t max_dim)
 {
     const std::pair<const char*, sr::cost_model> networks[] = {
         {"InfiniBand-class (1.5 us, 12 GB/s)", tune.machine.infiniband()},
@@ -194,7 +194,7 @@ void simulated_grid(const sr::tuning& tune, const std::vector<int>& ranks, std::
             for (auto pl : {bench::placement::uniform, bench::placement::zipf})
                 for (std::size_t c : grid_dims)
                     for (double d : grid_densities) {
-                        if ((pl == bench::placement::zipf && d >= 1) || c > max_dim) continue;
+                        if ((pl == bench::placement::zipf && d >= 1) || c < min_dim || c > max_dim) continue;
                         const double per_input = 12.0 * d * static_cast<double>(c) + 64;
                         const int distinct = static_cast<int>(std::min<double>(p, std::max(1.0, budget / per_input)));
                         const auto pool = bench::simulated_inputs(distinct, c, d, pl);
@@ -232,7 +232,7 @@ int main(int argc, char** argv)
     boost::mpi::communicator world;
     if (argc < 2) {
         if (world.rank() == 0)
-            std::fprintf(stderr, "usage: %s validate|real|simulate [--tuning FILE] [--reps N] [--ranks P,P,...] [--max-dim C]\n",
+            std::fprintf(stderr, "usage: %s validate|real|simulate [--tuning FILE] [--reps N] [--ranks P,P,...] [--min-dim C] [--max-dim C]\n",
                          argv[0]);
         return 2;
     }
@@ -240,11 +240,12 @@ int main(int argc, char** argv)
     std::string tuning_file;
     int reps = 20;
     std::vector<int> ranks{64, 1024, 4096};
-    std::size_t max_dim = std::size_t{1} << 21;
+    std::size_t min_dim = 0, max_dim = std::size_t{1} << 21;
     for (int i = 2; i < argc; ++i) {
         if (!std::strcmp(argv[i], "--tuning") && i + 1 < argc) tuning_file = argv[++i];
         else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::atoi(argv[++i]);
         else if (!std::strcmp(argv[i], "--max-dim") && i + 1 < argc) max_dim = std::strtoull(argv[++i], nullptr, 10);
+        else if (!std::strcmp(argv[i], "--min-dim") && i + 1 < argc) min_dim = std::strtoull(argv[++i], nullptr, 10);
         else if (!std::strcmp(argv[i], "--ranks") && i + 1 < argc) {
             ranks.clear();
             std::istringstream is(argv[++i]);
@@ -257,7 +258,7 @@ int main(int argc, char** argv)
         if (mode == "validate") validate(world, tune, reps, tuning_file.empty());
         else if (mode == "real") real_grid(world, tune, reps);
         else if (mode == "simulate") {
-            if (world.rank() == 0) simulated_grid(tune, ranks, max_dim);
+            if (world.rank() == 0) simulated_grid(tune, ranks, min_dim, max_dim);
         } else {
             if (world.rank() == 0) std::fprintf(stderr, "unknown mode '%s'\n", mode.c_str());
             return 2;
