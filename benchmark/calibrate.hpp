@@ -47,29 +47,45 @@ inline double ping_pong(MPI_Comm comm, int rank, std::size_t bytes, int reps)
 // C = 2^20, each split by the simulator into its parts on the critical path,
 //     T = T_network(α, β) + γ_dense * dense units + γ * sparse units,
 // solved by least squares on relative error.
+// One P = 2 case both the fit and the validation use: the executor timed
+// (binomial tree, index/value in, dense out) and its inputs for the simulator.
+struct p2_case {
+    std::vector<sr::index_value_vector<double>> inputs; // rank 0's, rank 1's
+    double measured = 0;                                // seconds, median
+
+    p2_case(const boost::mpi::communicator& world, std::size_t c, double d, int reps)
+        : inputs{sparse_input(c, d, placement::uniform, 0, 2), sparse_input(c, d, placement::uniform, 1, 2)}
+    {
+        std::vector<double> out;
+        auto plan = sr::make_plan(world, 0, c, sr::policy::binomial{});
+        const auto& mine = inputs[world.rank() == 0 ? 0 : 1];
+        measured = time_collective(world, 3, reps, [&] { plan.reduce(mine, out, std::plus<>{}); }).median;
+    }
+    double simulated(const sr::cost_model& m) const
+    {
+        std::vector<double> out;
+        return sr::simulate_reduce(std::span<const sr::index_value_vector<double>>(inputs), out, std::plus<>{}, 0,
+                                   sr::policy::binomial{}, m)
+            .time;
+    }
+};
+
 inline std::pair<double, double> fit_gammas(const boost::mpi::communicator& world, const sr::cost_model& net, int reps)
 {
     const std::size_t c = std::size_t{1} << 20;
     double a11 = 0, a12 = 0, a22 = 0, b1 = 0, b2 = 0;
     for (double d : {0.001, 0.01, 0.1, 1.0}) {
-        const auto in0 = sparse_input(c, d, placement::uniform, 0, 2);
-        const auto in1 = sparse_input(c, d, placement::uniform, 1, 2);
-        std::vector<double> out;
-        auto plan = sr::make_plan(world, 0, c, sr::policy::binomial{});
-        const auto& mine = world.rank() == 0 ? in0 : in1;
-        const double measured = time_collective(world, 3, reps, [&] { plan.reduce(mine, out, std::plus<>{}); }).median;
-        const std::vector<sr::index_value_vector<double>> both{in0, in1};
+        const p2_case run(world, c, d, reps);
         auto part = [&](double alpha, double beta, double gd, double g) {
             sr::cost_model m = net;
             m.alpha = alpha;
             m.beta = beta;
             m.gamma_dense = gd;
             m.gamma = g;
-            std::vector<double> o;
-            return sr::simulate_reduce(std::span<const sr::index_value_vector<double>>(both), o, std::plus<>{}, 0,
-                                       sr::policy::binomial{}, m).time;
+            return run.simulated(m);
         };
         const double tn = part(net.alpha, net.beta, 0, 0), xd = part(0, 0, 1, 0), xs = part(0, 0, 0, 1);
+        const double measured = run.measured;
         const double w = 1 / (measured * measured), y = std::max(0.0, measured - tn);
         a11 += w * xd * xd;
         a12 += w * xd * xs;

@@ -154,19 +154,9 @@ void validate(const boost::mpi::communicator& world, sr::tuning tune, int reps, 
     int outside = 0, cells = 0;
     for (std::size_t c = std::size_t{1} << 16; c <= (std::size_t{1} << 22); c <<= 2)
         for (double d : {0.001, 0.01, 0.1, 1.0}) {
-            const auto in0 = bench::sparse_input(c, d, bench::placement::uniform, 0, 2);
-            const auto in1 = bench::sparse_input(c, d, bench::placement::uniform, 1, 2);
-            std::vector<double> out;
-            auto plan = sr::make_plan(world, 0, c, sr::policy::binomial{});
-            const auto& mine = world.rank() == 0 ? in0 : in1;
-            const double measured =
-                bench::time_collective(world, 3, reps, [&] { plan.reduce(mine, out, std::plus<>{}); }).median;
+            const bench::p2_case run(world, c, d, reps);
             if (world.rank() == 0) {
-                const std::vector<sr::index_value_vector<double>> both{in0, in1};
-                std::vector<double> sim_out;
-                const double simulated = sr::simulate_reduce(std::span<const sr::index_value_vector<double>>(both),
-                                                             sim_out, std::plus<>{}, 0, sr::policy::binomial{}, tune.machine)
-                                             .time;
+                const double measured = run.measured, simulated = run.simulated(tune.machine);
                 const double ratio = simulated / measured;
                 ++cells;
                 outside += ratio < 0.7 || ratio > 1.3;

@@ -172,6 +172,28 @@ inline std::vector<double> local_stats(double entries, std::size_t dimension, bo
     return v;
 }
 
+// A rank's local statistics for a call. When selection needs the entries
+// (count), they are counted once per block of stats_grain elements; the
+// blocks are kept, since the windows' counts are sums of them.
+struct local_counts {
+    std::vector<std::uint32_t> blocks;
+    std::vector<double> stats;
+};
+template <class T, representation In>
+local_counts count_locally(const In& in, std::size_t dimension, const T& id, bool count)
+{
+    local_counts lc;
+    double entries = static_cast<double>(stored_entries(in));
+    if (count) {
+        lc.blocks = block_entries<T>(in, dimension, stats_grain, id);
+        entries = 0;
+        for (auto b : lc.blocks) entries += b;
+    }
+    lc.stats = local_stats(entries, dimension, repr_traits<std::remove_cvref_t<In>>::kind == repr_kind::dense,
+                           lc.blocks, stats_grain);
+    return lc;
+}
+
 // Zipf when the lowest 1/64 of the index space holds more than four times
 // its share of the entries (supports crowd the low indices).
 inline merge_model estimate_distribution(std::span<const double> histogram)
@@ -287,7 +309,6 @@ public:
     report reduce(const In& in, Out&& out, const Op& op)
     {
         using T = value_type_of<In>;
-        using RI = repr_traits<std::remove_cvref_t<In>>;
         using RO = repr_traits<std::remove_cvref_t<Out>>;
         constexpr bool commutative = is_commutative_v<Op, T>;
         if constexpr (!rle_value<T>)
@@ -296,21 +317,13 @@ public:
         const int me = comm_.rank();
         const T id = identity<T>(op);
         const bool local_ok = sparse_reduce::dimension(in) == dimension_;
-        // Counted once at a fine grain when selection needs the entries:
-        // the windows' counts are then sums of these.
-        std::vector<std::uint32_t> blocks;
-        double entries = static_cast<double>(stored_entries(in));
-        if (detail::stats_needed(policy_, dimension_, sizeof(T), dimensions_agree_) && local_ok) {
-            blocks = detail::block_entries<T>(in, dimension_, detail::stats_grain, id);
-            entries = 0;
-            for (auto b : blocks) entries += b;
-        }
-        const auto stats = detail::local_stats(entries, dimension_, RI::kind == repr_kind::dense, blocks, detail::stats_grain);
-        const schedule& sched = resolve(commutative, sizeof(T), stats, RO::kind == repr_kind::dense);
+        const bool count = detail::stats_needed(policy_, dimension_, sizeof(T), dimensions_agree_) && local_ok;
+        const auto counts = detail::count_locally(in, dimension_, id, count);
+        const schedule& sched = resolve(commutative, sizeof(T), counts.stats, RO::kind == repr_kind::dense);
         const detail::stream_config cfg = detail::make_stream_config(sched);
 
         using reader_t = decltype(detail::make_reader(in, id));
-        const auto own = detail::make_own_input(in, cfg, id, local_ok, blocks, detail::stats_grain);
+        const auto own = detail::make_own_input(in, cfg, id, local_ok, counts.blocks, detail::stats_grain);
         const bool destination = me == root_;
         T* dense_out = nullptr;
         if constexpr (RO::kind == repr_kind::dense)
@@ -348,10 +361,12 @@ private:
             calls = 0;
         }
         std::vector<double> nnz, agreed;
+        bool reduced = false; // agreed starts with the summed local statistics
         if constexpr (std::is_same_v<Policy, policy::optimal_binary>) {
             nnz = gather_entries(static_cast<std::size_t>(local[0]));
             agreed = nnz;
         } else if (detail::stats_needed(policy_, dimension_, value_bytes, dimensions_agree_)) {
+            reduced = true;
             agreed.resize(local.size());
             MPI_Allreduce(local.data(), agreed.data(), static_cast<int>(local.size()), MPI_DOUBLE, MPI_SUM, private_);
         }
@@ -359,7 +374,7 @@ private:
         agreed.push_back(dense_output);
         if (!cached || cached->first != agreed) {
             call_stats stats;
-            if (agreed.size() > local.size()) {
+            if (reduced) {
                 stats = detail::agreed_stats({agreed.data(), local.size()}, comm_.size(), value_bytes, dense_output);
             } else { // no allreduce: this rank's view, which is all the choice depends on
                 stats = detail::agreed_stats(local, 1, value_bytes, dense_output);

@@ -119,15 +119,9 @@ simulation_result simulate_reduce(std::span<const In* const> inputs, Out& out, c
     const bool stats = detail::stats_needed(policy, dim, sizeof(T), same_dimensions);
     for (int r = 0; r < p; ++r) {
         const In& in = *inputs[static_cast<std::size_t>(r)];
-        auto& b = blocks[static_cast<std::size_t>(r)];
-        double entries = nnz[static_cast<std::size_t>(r)];
-        if (stats && dimension(in) == dim) {
-            b = detail::block_entries<T>(in, dim, detail::stats_grain, id);
-            entries = 0;
-            for (auto x : b) entries += x;
-        }
-        const auto local = detail::local_stats(entries, dimension(in), RI::kind == repr_kind::dense, b, detail::stats_grain);
-        for (std::size_t i = 0; i < sum.size(); ++i) sum[i] += local[i];
+        auto counts = detail::count_locally(in, dimension(in), id, stats && dimension(in) == dim);
+        for (std::size_t i = 0; i < sum.size(); ++i) sum[i] += counts.stats[i];
+        blocks[static_cast<std::size_t>(r)] = std::move(counts.blocks);
     }
     const schedule sched = detail::resolve_schedule(
         policy, p, root, is_commutative_v<Op, T>, dim, sizeof(T), nnz,

@@ -158,7 +158,6 @@ inline choice sreduce(const call_stats& c, const tuning& tune, wire::format wire
     const thresholds& th = tune.limits;
     const double bytes = static_cast<double>(c.dimension) * static_cast<double>(c.value_bytes);
     const bool zipf = c.distribution == merge_model::zipf;
-    const int k = model_k(c, tune.machine);
     if (bytes < th.small_bytes) {
         choice ch = best_segment(c, tune.machine, algorithm::binomial, 0, wire, segment_bytes);
         ch.rule = "C < T_c (small vector)";
@@ -171,6 +170,7 @@ inline choice sreduce(const call_stats& c, const tuning& tune, wire::format wire
     }
     // In order of simplicity: a later tree must win by more than the
     // model's resolution (5%) to be taken.
+    const int k = model_k(c, tune.machine);
     choice best;
     best.predicted = std::numeric_limits<double>::infinity();
     for (algorithm a : {algorithm::binomial, algorithm::k_ary, algorithm::binary, algorithm::chain, algorithm::two_tree}) {
