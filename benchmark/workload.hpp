@@ -8,7 +8,17 @@
 //              the low indices, unions grow slowly
 //   identical  every rank the same support
 //   disjoint   rank r only at indices = r mod P
+//   fem        seed 003's FEM data, modelled: mesh nodes numbered level by
+//              level of adaptive refinement (564 coarse nodes, the count
+//              doubling per level); rank r owns a subdomain, i.e. in every
+//              level one contiguous run of 6-11% of that level's nodes
+//              starting at r/P of it (fraction and jitter drawn per rank).
+//              Runs of different ranks overlap only at subdomain borders:
+//              non-identically distributed, clustered, RLE-friendly.
+//              The density argument is ignored.
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <span>
@@ -20,7 +30,7 @@
 
 namespace sparse_reduce::bench {
 
-enum class placement { uniform, zipf, identical, disjoint };
+enum class placement { uniform, zipf, identical, disjoint, fem };
 
 inline const char* to_string(placement p)
 {
@@ -28,6 +38,7 @@ inline const char* to_string(placement p)
     case placement::uniform: return "uniform";
     case placement::zipf: return "zipf";
     case placement::identical: return "identical";
+    case placement::fem: return "fem";
     default: return "disjoint";
     }
 }
@@ -36,6 +47,7 @@ inline placement parse_placement(const std::string& s)
     if (s == "zipf") return placement::zipf;
     if (s == "identical") return placement::identical;
     if (s == "disjoint") return placement::disjoint;
+    if (s == "fem") return placement::fem;
     return placement::uniform;
 }
 
@@ -45,6 +57,19 @@ inline std::vector<std::uint32_t> support(std::size_t dimension, double density,
 {
     std::mt19937_64 rng(seed * 1000003 + static_cast<std::uint64_t>(p == placement::identical ? 0 : rank));
     std::vector<std::uint32_t> s;
+    if (p == placement::fem) {
+        std::uniform_real_distribution<double> u(0, 1);
+        const double share = 0.06 + 0.05 * u(rng);
+        const double start = (static_cast<double>(rank) + 0.5 * u(rng)) / static_cast<double>(ranks);
+        for (std::size_t lo = 0, hi = std::min<std::size_t>(dimension, 564); lo < dimension;
+             lo = hi, hi = std::min(dimension, 2 * hi)) {
+            const std::size_t len = hi - lo, run = std::max<std::size_t>(1, static_cast<std::size_t>(share * static_cast<double>(len)));
+            const std::size_t first = static_cast<std::size_t>(start * static_cast<double>(len));
+            for (std::size_t k = 0; k < run && k < len; ++k) s.push_back(static_cast<std::uint32_t>(lo + (first + k) % len));
+            std::sort(s.end() - static_cast<std::ptrdiff_t>(std::min(run, len)), s.end()); // the run may wrap
+        }
+        return s;
+    }
     if (density >= 1) {
         for (std::size_t i = 0; i < dimension; ++i)
             if (p != placement::disjoint || i % static_cast<std::size_t>(ranks) == static_cast<std::size_t>(rank))
