@@ -1,0 +1,260 @@
+#pragma once
+// find_splitters(comm, sorted, bins, tolerance [, comp, interp]): bins - 1
+// splitters that cut the distributed data into bins of N / bins items each,
+// within ±tolerance of that average. Collective; each rank's data must be
+// sorted by comp (checked: unsorted input throws sparse_reduce::error on
+// every rank).
+//
+// Iterative histogramming (seed 004, after Kale and Solomonik): rank 0 holds,
+// per splitter, a bracket of two probes whose global counts enclose the
+// target. The first probes interpolate linearly between the global minimum
+// and maximum; every later one interpolates proportionally inside its
+// bracket. Rank 0 broadcasts the probes, every rank counts its items below
+// each probe by binary search, and the counts are summed to rank 0 with this
+// library's own reduce. A splitter is done when its count is within
+// tolerance/2 of its target, so every bin is within ±tolerance.
+//
+// Ties. A probe is a pair (key, position): an item is below it when its key
+// is smaller, or equal and its global position (its rank's offset from an
+// exclusive scan, plus its local index) is smaller. That is a total order on
+// the items, so a count can always be hit exactly: when all keys are equal,
+// or a target falls inside a run of one key, the search continues on the
+// positions within that key. Items of one key therefore may be split across
+// bins, in global position order, and move_data cuts the data the same way.
+//
+// Termination. A step that did not halve its bracket's count range is
+// followed by a bisection (fraction 0.5 of the key interpolation, halving
+// the key space; or of the positions), so a search needs at most about
+// 2 (key bits + 64) iterations, whatever the data. After max_iterations
+// (default 400) the closest probes so far are returned with converged =
+// false; there is no other way out of the loop.
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <boost/mpi/communicator.hpp>
+
+#include "../collective/reduce.hpp"
+#include "../error.hpp"
+#include "../exec/mpi_executor.hpp"
+#include "rebalance.hpp"
+#include "sort_key.hpp"
+
+namespace sparse_reduce {
+
+// Items below (key, position) go left of the splitter; see the header comment.
+template <sort_key K>
+struct splitter {
+    K key{};
+    std::uint64_t position = 0;
+};
+
+template <sort_key K>
+struct splitters_result {
+    std::vector<splitter<K>> splitters;     // bins - 1, in increasing order
+    std::vector<std::uint64_t> bin_counts;  // bins: global items per bin
+    std::uint64_t total = 0;                // N
+    int iterations = 0;                     // histogramming rounds
+    bool converged = true;                  // every bin within tolerance
+};
+
+struct splitter_options {
+    int max_iterations = 400;
+};
+
+namespace detail {
+
+// Items of sorted data (whose first item has global position `base`) below s.
+template <class K, class Compare>
+std::uint64_t count_below(std::span<const K> data, std::uint64_t base, const splitter<K>& s, const Compare& comp)
+{
+    const auto lo = static_cast<std::uint64_t>(std::lower_bound(data.begin(), data.end(), s.key, comp) - data.begin());
+    if (s.position <= base + lo) return lo;
+    const auto hi = static_cast<std::uint64_t>(std::upper_bound(data.begin(), data.end(), s.key, comp) - data.begin());
+    return lo + std::min(s.position - base - lo, hi - lo);
+}
+
+// Rank 0's search state for one splitter.
+template <class K>
+struct bracket {
+    splitter<K> lo, hi, best;
+    std::uint64_t clo = 0, chi = 0, cbest = 0, target = 0;
+    bool bisect = false, done = false;
+};
+
+template <class K, class Compare, class Interp>
+splitter<K> next_probe(bracket<K>& b, std::uint64_t total, const Compare& comp, const Interp& interp)
+{
+    const double f = b.bisect ? 0.5
+                              : static_cast<double>(b.target - b.clo) / static_cast<double>(b.chi - b.clo);
+    auto in_positions = [&](const K& key, std::uint64_t plo, std::uint64_t phi) {
+        const std::uint64_t width = phi - plo;
+        auto step = static_cast<std::uint64_t>(std::llround(f * static_cast<double>(width)));
+        step = std::clamp<std::uint64_t>(step, 1, width - 1);
+        return splitter<K>{key, plo + step};
+    };
+    if (!comp(b.lo.key, b.hi.key)) { // one key: only positions are left to split
+        if (b.hi.position - b.lo.position < 2) { b.done = true; return b.best; }
+        return in_positions(b.lo.key, b.lo.position, b.hi.position);
+    }
+    const K k = static_cast<K>(interp(b.lo.key, b.hi.key, f));
+    if (comp(b.lo.key, k) && comp(k, b.hi.key)) return {k, 0};
+    // No key strictly between (the interpolation's contract): the target
+    // lies among lo.key's items or hi.key's.
+    if (b.lo.position < total) return {b.lo.key, total};
+    b.lo = {b.hi.key, 0}; // (lo.key, N) counts the same as (hi.key, 0)
+    if (b.hi.position < 2) { b.done = true; return b.best; }
+    return in_positions(b.hi.key, 0, b.hi.position);
+}
+
+} // namespace detail
+
+template <sort_key K, key_order<K> Compare = std::less<>, key_interpolation<K> Interp = interpolate>
+splitters_result<K> find_splitters(const boost::mpi::communicator& comm, std::span<const K> sorted, int bins,
+                                   double tolerance, const Compare& comp = {}, const Interp& interp = {},
+                                   splitter_options options = {})
+{
+    const MPI_Comm pc = detail::private_comm(MPI_Comm(comm));
+    const int me = comm.rank(), ranks = comm.size();
+
+    // Agree on the arguments and on sortedness before anything else.
+    const bool local_sorted = std::is_sorted(sorted.begin(), sorted.end(), comp);
+    const bool args_ok = bins >= 1 && tolerance >= 0 && std::isfinite(tolerance) && options.max_iterations >= 1;
+    const long long mine[4] = {bins, -static_cast<long long>(bins), local_sorted ? 0 : ranks - me, args_ok ? 0 : 1};
+    long long agreed[4];
+    MPI_Allreduce(mine, agreed, 4, MPI_LONG_LONG, MPI_MAX, pc);
+    if (agreed[3]) detail::fail("find_splitters: bins must be >= 1, tolerance finite and >= 0 (on some rank)");
+    if (agreed[0] != -agreed[1]) detail::fail("find_splitters: ranks disagree on the number of bins");
+    if (agreed[2]) detail::fail("find_splitters: data not sorted on rank " + std::to_string(ranks - agreed[2]));
+
+    const std::uint64_t n = sorted.size();
+    std::uint64_t base = 0, total = 0;
+    MPI_Exscan(&n, &base, 1, MPI_UINT64_T, MPI_SUM, pc);
+    if (me == 0) base = 0;
+    MPI_Allreduce(&n, &total, 1, MPI_UINT64_T, MPI_SUM, pc);
+
+    splitters_result<K> res;
+    res.total = total;
+    const auto nsplit = static_cast<std::size_t>(bins - 1);
+    res.splitters.assign(nsplit, splitter<K>{});
+    if (nsplit == 0 || total == 0) {
+        res.bin_counts.assign(static_cast<std::size_t>(bins), 0);
+        res.bin_counts[0] = total; // no items, or one bin: nothing to search
+        return res;
+    }
+
+    // Global minimum and maximum: every rank's ends, gathered as bytes.
+    struct ends {
+        K lo{}, hi{};
+        int has = 0;
+    };
+    ends e;
+    if (n) e = {sorted.front(), sorted.back(), 1};
+    std::vector<ends> all(static_cast<std::size_t>(ranks));
+    MPI_Allgather(&e, sizeof(ends), MPI_BYTE, all.data(), sizeof(ends), MPI_BYTE, pc);
+    K gmin{}, gmax{};
+    bool first = true;
+    for (const auto& x : all)
+        if (x.has) {
+            if (first || comp(x.lo, gmin)) gmin = x.lo;
+            if (first || comp(gmax, x.hi)) gmax = x.hi;
+            first = false;
+        }
+
+    // Splitter i aims at the balanced prefix of bin i + 1 (remainder round-robin).
+    const double average = static_cast<double>(total) / bins;
+    const auto slack = static_cast<std::uint64_t>(std::floor(tolerance * average / 2));
+    std::vector<detail::bracket<K>> br(nsplit);
+    std::vector<splitter<K>> probes(nsplit);
+    std::vector<std::uint64_t> final_counts(nsplit);
+    auto close = [&](std::uint64_t c, std::uint64_t t) { return (c > t ? c - t : t - c) <= slack; };
+    if (me == 0)
+        for (std::size_t i = 0; i < nsplit; ++i) {
+            auto& b = br[i];
+            b.target = detail::balanced_prefix(total, bins, static_cast<int>(i) + 1);
+            b.lo = {gmin, 0};
+            b.hi = {gmax, total};
+            b.clo = 0;
+            b.chi = total;
+            b.best = b.target - b.clo <= b.chi - b.target ? b.lo : b.hi;
+            b.cbest = b.target - b.clo <= b.chi - b.target ? b.clo : b.chi;
+            b.done = close(b.cbest, b.target);
+            probes[i] = b.done ? b.best : detail::next_probe(b, total, comp, interp);
+        }
+
+    auto plan = make_plan(comm, 0, nsplit, policy::binomial{});
+    std::vector<std::uint64_t> counts(nsplit), summed;
+    int go = 1;
+    for (int it = 0;; ++it) {
+        if (me == 0) go = std::all_of(br.begin(), br.end(), [](const auto& b) { return b.done; }) ? 0 : 1;
+        if (me == 0 && go && it == options.max_iterations) go = 0; // the fallback: closest probes so far
+        if (me == 0 && !go)
+            for (std::size_t i = 0; i < nsplit; ++i) probes[i] = br[i].best;
+        MPI_Bcast(&go, 1, MPI_INT, 0, pc);
+        detail::bcast_bytes(probes.data(), nsplit * sizeof(splitter<K>), 0, pc);
+        if (!go) break;
+        res.iterations = it + 1;
+        for (std::size_t i = 0; i < nsplit; ++i) counts[i] = detail::count_below(sorted, base, probes[i], comp);
+        plan.reduce(counts, summed, std::plus<>{});
+        if (me != 0) continue;
+        for (std::size_t i = 0; i < nsplit; ++i) {
+            auto& b = br[i];
+            if (b.done) continue;
+            const std::uint64_t c = summed[i], t = b.target;
+            if ((c > t ? c - t : t - c) < (b.cbest > t ? b.cbest - t : t - b.cbest)) {
+                b.best = probes[i];
+                b.cbest = c;
+            }
+            if (close(c, t)) {
+                b.done = true;
+                continue;
+            }
+            const std::uint64_t width = b.chi - b.clo;
+            if (c < t) {
+                b.lo = probes[i];
+                b.clo = c;
+            } else {
+                b.hi = probes[i];
+                b.chi = c;
+            }
+            b.bisect = 2 * (b.chi - b.clo) > width;
+            probes[i] = detail::next_probe(b, total, comp, interp);
+        }
+    }
+    res.splitters = probes;
+    int conv = 1;
+    if (me == 0)
+        for (std::size_t i = 0; i < nsplit; ++i) {
+            final_counts[i] = br[i].cbest;
+            if (!close(br[i].cbest, br[i].target)) conv = 0; // max_iterations hit, or an interpolation broke its contract
+        }
+    MPI_Bcast(final_counts.data(), static_cast<int>(nsplit), MPI_UINT64_T, 0, pc);
+    MPI_Bcast(&res.iterations, 1, MPI_INT, 0, pc);
+    MPI_Bcast(&conv, 1, MPI_INT, 0, pc);
+    res.converged = conv != 0;
+    res.bin_counts.resize(static_cast<std::size_t>(bins));
+    std::uint64_t prev = 0;
+    for (std::size_t i = 0; i < nsplit; ++i) {
+        res.bin_counts[i] = final_counts[i] - std::min(prev, final_counts[i]);
+        prev = std::max(prev, final_counts[i]);
+    }
+    res.bin_counts[nsplit] = total - prev;
+    return res;
+}
+
+// Convenience overload for containers.
+template <sort_key K, key_order<K> Compare = std::less<>, key_interpolation<K> Interp = interpolate>
+splitters_result<K> find_splitters(const boost::mpi::communicator& comm, const std::vector<K>& sorted, int bins,
+                                   double tolerance, const Compare& comp = {}, const Interp& interp = {},
+                                   splitter_options options = {})
+{
+    return find_splitters(comm, std::span<const K>(sorted), bins, tolerance, comp, interp, options);
+}
+
+} // namespace sparse_reduce

@@ -1,0 +1,116 @@
+#pragma once
+// move_data(comm, sorted, splitters [, comp]): sends every item to the rank
+// that owns its bin, after which rank d holds exactly the items of its bins
+// as P sorted runs, one per source rank in rank order. Collective; each
+// rank's data must be sorted by comp, and every rank must pass the same
+// splitters (as find_splitters returns them).
+//
+// Bins and ranks: with B = splitters.size() + 1 bins, bin b belongs to rank
+// b * P / B, so each rank owns a contiguous group of bins (B may exceed P,
+// and with B < P some ranks own none). An item's bin is decided by the same
+// (key, global position) order find_splitters counts in, so runs of equal
+// keys are cut where the splitters say.
+//
+// Counts travel by one MPI_Alltoall, the items by MPI_Irecv / MPI_Isend of
+// raw bytes straight from and into the vectors; a rank's own share is copied.
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <boost/mpi/communicator.hpp>
+
+#include "../error.hpp"
+#include "../exec/mpi_executor.hpp"
+#include "find_splitters.hpp"
+#include "sort_key.hpp"
+
+namespace sparse_reduce {
+
+struct move_result {
+    std::vector<std::size_t> runs; // P + 1 offsets: run r (from rank r) is [runs[r], runs[r + 1])
+    std::size_t sent = 0, received = 0; // items to and from other ranks
+};
+
+namespace detail {
+
+// The first bin rank d owns: the least b with b * P / B >= d.
+inline std::size_t first_bin(int d, int ranks, std::size_t bins)
+{
+    return (static_cast<std::size_t>(d) * bins + static_cast<std::size_t>(ranks) - 1) / static_cast<std::size_t>(ranks);
+}
+
+} // namespace detail
+
+template <sort_key K, key_order<K> Compare = std::less<>>
+move_result move_data(const boost::mpi::communicator& comm, std::vector<K>& data, std::span<const splitter<K>> splitters,
+                      const Compare& comp = {})
+{
+    const MPI_Comm pc = detail::private_comm(MPI_Comm(comm));
+    const int me = comm.rank(), ranks = comm.size();
+    const auto P = static_cast<std::size_t>(ranks);
+
+    const bool local_sorted = std::is_sorted(data.begin(), data.end(), comp);
+    const auto ns = static_cast<long long>(splitters.size());
+    const long long mine[3] = {ns, -ns, local_sorted ? 0 : ranks - me};
+    long long agreed[3];
+    MPI_Allreduce(mine, agreed, 3, MPI_LONG_LONG, MPI_MAX, pc);
+    if (agreed[0] != -agreed[1]) detail::fail("move_data: ranks disagree on the number of splitters");
+    if (agreed[2]) detail::fail("move_data: data not sorted on rank " + std::to_string(ranks - agreed[2]));
+
+    const std::uint64_t n = data.size();
+    std::uint64_t base = 0;
+    MPI_Exscan(&n, &base, 1, MPI_UINT64_T, MPI_SUM, pc);
+    if (me == 0) base = 0;
+
+    // Where each destination's share starts in the local data.
+    const std::size_t bins = splitters.size() + 1;
+    const std::span<const K> view(data);
+    std::vector<std::uint64_t> cut(P + 1, 0), send(P), recv(P);
+    cut[P] = n;
+    for (std::size_t d = 1; d < P; ++d) {
+        const std::size_t b = detail::first_bin(static_cast<int>(d), ranks, bins);
+        const std::uint64_t c = b == 0 ? 0 : b >= bins ? n : detail::count_below(view, base, splitters[b - 1], comp);
+        cut[d] = std::clamp(c, cut[d - 1], n); // splitters out of order cannot cut backwards
+    }
+    for (std::size_t d = 0; d < P; ++d) send[d] = cut[d + 1] - cut[d];
+    MPI_Alltoall(send.data(), 1, MPI_UINT64_T, recv.data(), 1, MPI_UINT64_T, pc);
+
+    move_result res;
+    res.runs.assign(P + 1, 0);
+    for (std::size_t s = 0; s < P; ++s) res.runs[s + 1] = res.runs[s] + static_cast<std::size_t>(recv[s]);
+    std::vector<K> out(res.runs[P]);
+    std::vector<MPI_Request> reqs;
+    for (std::size_t s = 0; s < P; ++s)
+        if (recv[s] && static_cast<int>(s) != me)
+            detail::irecv_bytes(out.data() + res.runs[s], recv[s] * sizeof(K), static_cast<int>(s), detail::move_data_tag,
+                                pc, reqs);
+    for (std::size_t k = 1; k < P; ++k) { // start with the right neighbour: not all ranks hit rank 0 at once
+        const std::size_t d = (static_cast<std::size_t>(me) + k) % P;
+        if (send[d]) {
+            detail::isend_bytes(data.data() + cut[d], send[d] * sizeof(K), static_cast<int>(d), detail::move_data_tag, pc,
+                                reqs);
+            res.sent += static_cast<std::size_t>(send[d]);
+        }
+    }
+    const auto own = static_cast<std::size_t>(me);
+    std::copy(data.begin() + static_cast<std::ptrdiff_t>(cut[own]), data.begin() + static_cast<std::ptrdiff_t>(cut[own + 1]),
+              out.begin() + static_cast<std::ptrdiff_t>(res.runs[own]));
+    detail::wait_all(reqs);
+    res.received = res.runs[P] - static_cast<std::size_t>(send[own]);
+    data = std::move(out);
+    return res;
+}
+
+template <sort_key K, key_order<K> Compare = std::less<>>
+move_result move_data(const boost::mpi::communicator& comm, std::vector<K>& data, const std::vector<splitter<K>>& splitters,
+                      const Compare& comp = {})
+{
+    return move_data(comm, data, std::span<const splitter<K>>(splitters), comp);
+}
+
+} // namespace sparse_reduce

@@ -1,0 +1,98 @@
+#pragma once
+// rebalance(comm, data): afterwards rank r holds floor(N/P) items, plus one
+// for r < N mod P (the remainder dealt round-robin from rank 0), and the
+// global order (rank by rank, then local order) is unchanged.
+//
+// Seed 004's scheme: one exclusive scan and one allreduce of the counts, then
+// every rank talks only to its neighbours, at most once each. With S the
+// items on the ranks before r and E(r) what they should hold,
+//   forward  (delta_pre)  S + n - E(r + 1) > 0: send that many last items to r + 1,
+//                                         < 0: receive as many from r + 1;
+//   backward (bkwdCnt)    S - E(r)       > 0: receive that many from r - 1,
+//                                         < 0: send as many first items to r - 1.
+// A rank whose send exceeds what it holds (items pass through it) first
+// waits for the receive from the other side. That happens in one direction
+// at most, and the waits form chains that end at a rank that need not wait,
+// so there is no deadlock.
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include <boost/mpi/communicator.hpp>
+
+#include "../exec/mpi_executor.hpp"
+#include "sort_key.hpp"
+
+namespace sparse_reduce {
+
+// What rebalance did on this rank.
+struct rebalance_result {
+    std::uint64_t total = 0;       // N
+    std::uint64_t first = 0;       // global position of this rank's first item afterwards
+    std::size_t sent = 0, received = 0; // items
+};
+
+namespace detail {
+
+// E(r): the items ranks 0 .. r-1 hold once balanced.
+inline std::uint64_t balanced_prefix(std::uint64_t total, int ranks, int r)
+{
+    const auto p = static_cast<std::uint64_t>(ranks), q = total / p, rem = total % p;
+    const auto rr = static_cast<std::uint64_t>(r);
+    return rr * q + std::min(rr, rem);
+}
+
+} // namespace detail
+
+template <sort_key K>
+rebalance_result rebalance(const boost::mpi::communicator& comm, std::vector<K>& data)
+{
+    const MPI_Comm pc = detail::private_comm(MPI_Comm(comm));
+    const int me = comm.rank(), ranks = comm.size();
+    const std::uint64_t n = data.size();
+    std::uint64_t before = 0, total = 0;
+    MPI_Exscan(&n, &before, 1, MPI_UINT64_T, MPI_SUM, pc);
+    if (me == 0) before = 0; // MPI_Exscan leaves rank 0's result undefined
+    MPI_Allreduce(&n, &total, 1, MPI_UINT64_T, MPI_SUM, pc);
+
+    rebalance_result res;
+    res.total = total;
+    res.first = detail::balanced_prefix(total, ranks, me);
+    const std::uint64_t end_target = detail::balanced_prefix(total, ranks, me + 1);
+    // signed boundary flows: > 0 means items cross the boundary towards higher ranks
+    const auto fwd = static_cast<std::int64_t>(before + n) - static_cast<std::int64_t>(end_target);
+    const auto bwd = static_cast<std::int64_t>(before) - static_cast<std::int64_t>(res.first);
+    if (fwd == 0 && bwd == 0) return res;
+
+    const std::size_t from_back = bwd > 0 ? static_cast<std::size_t>(bwd) : 0;
+    const std::size_t to_back = bwd < 0 ? static_cast<std::size_t>(-bwd) : 0;
+    const std::size_t to_fwd = fwd > 0 ? static_cast<std::size_t>(fwd) : 0;
+    const std::size_t from_fwd = fwd < 0 ? static_cast<std::size_t>(-fwd) : 0;
+
+    // buf = [from r-1][mine][from r+1]: every send is a contiguous piece of it
+    std::vector<K> buf(from_back + n + from_fwd);
+    std::copy(data.begin(), data.end(), buf.begin() + static_cast<std::ptrdiff_t>(from_back));
+    std::vector<MPI_Request> back_recv, fwd_recv, sends;
+    if (from_back) detail::irecv_bytes(buf.data(), from_back * sizeof(K), me - 1, detail::rebalance_tag, pc, back_recv);
+    if (from_fwd)
+        detail::irecv_bytes(buf.data() + from_back + n, from_fwd * sizeof(K), me + 1, detail::rebalance_tag, pc, fwd_recv);
+    if (to_back) {
+        if (to_back > n) detail::wait_all(fwd_recv); // passes on what r + 1 sends
+        detail::isend_bytes(buf.data(), to_back * sizeof(K), me - 1, detail::rebalance_tag, pc, sends);
+    }
+    if (to_fwd) {
+        if (to_fwd > n) detail::wait_all(back_recv); // passes on what r - 1 sends
+        detail::isend_bytes(buf.data() + from_back + n - to_fwd, to_fwd * sizeof(K), me + 1, detail::rebalance_tag, pc,
+                            sends);
+    }
+    detail::wait_all(back_recv);
+    detail::wait_all(fwd_recv);
+    detail::wait_all(sends);
+    data.assign(buf.begin() + static_cast<std::ptrdiff_t>(to_back), buf.end() - static_cast<std::ptrdiff_t>(to_fwd));
+    res.sent = to_back + to_fwd;
+    res.received = from_back + from_fwd;
+    return res;
+}
+
+} // namespace sparse_reduce

@@ -1,0 +1,145 @@
+#pragma once
+// What the distributed sort accepts as a key, and how keys travel.
+//
+//   sort_key<K>              trivially copyable: sent as raw bytes (MPI_BYTE),
+//                            never through Boost.Serialization
+//   key_order<C, K>          a strict weak order over K (std::less<> by default)
+//   key_interpolation<F, K>  f(lo, hi, fraction) -> a key between lo and hi;
+//                            interpolate<> does it for arithmetic keys, users
+//                            give their own for struct keys
+//
+// The interpolation contract, which find_splitters relies on to terminate:
+// for lo < hi the result k satisfies lo <= k <= hi, and lo < k < hi whenever
+// some key lies strictly between them (fraction 0.5 must then land inside).
+
+#include <algorithm>
+#include <bit>
+#include <climits>
+#include <cmath>
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+#include <mpi.h>
+
+#include "../error.hpp"
+
+namespace sparse_reduce {
+
+template <class K>
+concept sort_key = std::is_trivially_copyable_v<K> && std::default_initializable<K>;
+
+template <class C, class K>
+concept key_order = std::strict_weak_order<const C&, const K&, const K&> && std::copy_constructible<C>;
+
+template <class F, class K>
+concept key_interpolation = std::copy_constructible<F> && requires(const F& f, const K& a, double x) {
+    { f(a, a, x) } -> std::convertible_to<K>;
+};
+
+// Linear interpolation for integers and floating-point keys. Integers are
+// interpolated in long double and clamped strictly inside (lo, hi) when
+// there is room; floating-point keys also step off the ends with nextafter,
+// and bisect in the order-preserving bit image when the values span many
+// magnitudes at fraction 0.5 (so bisection halves the key space).
+struct interpolate {
+    template <class T>
+        requires std::is_arithmetic_v<T>
+    T operator()(const T& lo, const T& hi, double fraction) const
+    {
+        if (!(lo < hi)) return lo;
+        fraction = std::clamp(fraction, 0.0, 1.0);
+        if constexpr (std::is_integral_v<T>) {
+            using U = std::make_unsigned_t<T>;
+            const U span = static_cast<U>(static_cast<U>(hi) - static_cast<U>(lo));
+            if (span < 2) return lo; // nothing strictly between
+            U step = static_cast<U>(static_cast<long double>(span) * static_cast<long double>(fraction));
+            step = std::clamp<U>(step, 1, static_cast<U>(span - 1));
+            return static_cast<T>(static_cast<U>(static_cast<U>(lo) + step));
+        } else {
+            T k;
+            if (fraction == 0.5) k = from_ordinal<T>((to_ordinal(lo) >> 1) + (to_ordinal(hi) >> 1) +
+                                                     (to_ordinal(lo) & to_ordinal(hi) & 1));
+            else k = static_cast<T>((1 - static_cast<T>(fraction)) * lo + static_cast<T>(fraction) * hi); // no overflow of hi - lo
+            if (!(lo < k)) k = std::nextafter(lo, hi);
+            if (!(k < hi)) k = std::nextafter(hi, lo);
+            return lo < k && k < hi ? k : lo;
+        }
+    }
+
+private:
+    // Floating point to an unsigned integer with the same order (-0.0 and 0.0 adjacent).
+    template <class T>
+    static auto to_ordinal(T x)
+    {
+        using U = std::conditional_t<sizeof(T) == 8, std::uint64_t, std::uint32_t>;
+        const U b = std::bit_cast<U>(x);
+        constexpr U sign = U(1) << (sizeof(U) * 8 - 1);
+        return b & sign ? static_cast<U>(~b) : static_cast<U>(b | sign);
+    }
+    template <class T, class U>
+    static T from_ordinal(U u)
+    {
+        constexpr U sign = U(1) << (sizeof(U) * 8 - 1);
+        return std::bit_cast<T>(u & sign ? static_cast<U>(u & ~sign) : static_cast<U>(~u));
+    }
+};
+
+namespace detail {
+
+// MPI counts are int: raw transfers are cut into pieces of at most 1 GiB,
+// cut the same way on both sides.
+inline constexpr std::size_t max_piece_bytes = std::size_t{1} << 30;
+
+inline void isend_bytes(const void* p, std::size_t bytes, int dest, int tag, MPI_Comm comm, std::vector<MPI_Request>& reqs)
+{
+    const auto* c = static_cast<const char*>(p);
+    do {
+        const std::size_t n = std::min(bytes, max_piece_bytes);
+        reqs.emplace_back();
+        MPI_Isend(c, static_cast<int>(n), MPI_BYTE, dest, tag, comm, &reqs.back());
+        c += n;
+        bytes -= n;
+    } while (bytes > 0);
+}
+
+inline void irecv_bytes(void* p, std::size_t bytes, int source, int tag, MPI_Comm comm, std::vector<MPI_Request>& reqs)
+{
+    auto* c = static_cast<char*>(p);
+    do {
+        const std::size_t n = std::min(bytes, max_piece_bytes);
+        reqs.emplace_back();
+        MPI_Irecv(c, static_cast<int>(n), MPI_BYTE, source, tag, comm, &reqs.back());
+        c += n;
+        bytes -= n;
+    } while (bytes > 0);
+}
+
+inline void wait_all(std::vector<MPI_Request>& reqs)
+{
+    if (!reqs.empty()) MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);
+    reqs.clear();
+}
+
+inline void bcast_bytes(void* p, std::size_t bytes, int root, MPI_Comm comm)
+{
+    auto* c = static_cast<char*>(p);
+    do {
+        const std::size_t n = std::min(bytes, max_piece_bytes);
+        MPI_Bcast(c, static_cast<int>(n), MPI_BYTE, root, comm);
+        c += n;
+        bytes -= n;
+    } while (bytes > 0);
+}
+
+// Tags of the sort's point-to-point traffic on the library's private communicator.
+inline constexpr int rebalance_tag = 71;
+inline constexpr int move_data_tag = 72;
+inline constexpr int reduce_scatter_tag = 73;
+
+} // namespace detail
+} // namespace sparse_reduce
