@@ -136,10 +136,9 @@ inline void bcast_bytes(void* p, std::size_t bytes, int root, MPI_Comm comm)
     } while (bytes > 0);
 }
 
-// Tags of the sort's point-to-point traffic on the library's private communicator.
+// Tags of the sort's point-to-point traffic (reduce_scatter uses 73 and 74) on the library's private communicator.
 inline constexpr int rebalance_tag = 71;
 inline constexpr int move_data_tag = 72;
-inline constexpr int reduce_scatter_tag = 73;
 
 } // namespace detail
 } // namespace sparse_reduce

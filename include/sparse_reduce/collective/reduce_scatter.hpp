@@ -1,0 +1,269 @@
+#pragma once
+// sparse_reduce::reduce_scatter — MPI_Reduce_scatter for sparse vectors, by
+// index ranges.
+//
+//   std::vector<std::size_t> ranges = reduce_scatter(comm, in, out, op [, ranges]);
+//
+// Every rank passes a vector of the same dimension D. Rank r receives the
+// reduction op(in_0, in_1, ..., in_{P-1}) restricted to its index range
+// [ranges[r], ranges[r + 1]): in `out`, an index_value_vector or
+// Eigen::SparseVector of dimension D whose entries are exactly the
+// non-identity results inside that range, at their global indices. The
+// ranges are P + 1 non-decreasing boundaries from 0 to D, the same on every
+// rank; without them, block ranges (block_ranges: D / P indices each, the
+// remainder one each to the lowest ranks). The call returns the ranges used.
+// `in` is any representation reduce accepts (dense, index_value_vector,
+// Eigen::SparseVector, rle_vector).
+//
+// How: a direct exchange. Each rank cuts its non-identity entries by range
+// (one pass), and sends each slice to its owner as two raw buffers, offsets
+// within the range (uint32 when every range is shorter than 2^32, else
+// uint64) and values, after one MPI_Alltoall of the entry counts; the owner
+// folds the P slices in rank order with the index/value merge kernel of
+// kernel/combine.hpp, pairwise ((s0 ⊗ s1) ⊗ (s2 ⊗ s3)) ..., so
+// non-commutative operations get the rank order and the fold costs
+// O(n log P). Nothing goes through Boost.Serialization.
+//
+// Errors, on every rank and before any entry is sent (one small allreduce
+// of the arguments): ranks disagreeing on D or on the ranges, ranges that
+// are not P + 1 non-decreasing boundaries from 0 to D, and a corrupt input
+// (indices out of order or range) on any rank throw sparse_reduce::error.
+//
+// For building on it (allreduce as reduce_scatter + allgather): the ranges
+// returned are agreed on by all ranks, and rank r's `out` holds entries in
+// [ranges[r], ranges[r + 1]) only, so the pieces are disjoint and ordered.
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include <boost/mpi/communicator.hpp>
+#include <mpi.h>
+
+#include "../detail/value_equal.hpp"
+#include "../error.hpp"
+#include "../exec/mpi_executor.hpp"
+#include "../kernel/combine.hpp"
+#include "../kernel/entry_stream.hpp"
+#include "../op/associative_op.hpp"
+#include "../op/builtin.hpp"
+#include "../repr/representation.hpp"
+#include "../sort/sort_key.hpp"
+
+namespace sparse_reduce {
+
+// P + 1 boundaries: rank r owns D / P indices, plus one for r < D mod P.
+inline std::vector<std::size_t> block_ranges(std::size_t dimension, int ranks)
+{
+    std::vector<std::size_t> b(static_cast<std::size_t>(ranks) + 1, 0);
+    const std::size_t p = static_cast<std::size_t>(ranks), q = dimension / p, rem = dimension % p;
+    for (std::size_t r = 1; r <= p; ++r) b[r] = b[r - 1] + q + (r - 1 < rem ? 1 : 0);
+    return b;
+}
+
+namespace detail {
+
+inline constexpr int scatter_offset_tag = 73;
+inline constexpr int scatter_value_tag = 74;
+
+// Empty when the ranges are P + 1 non-decreasing boundaries from 0 to D, else why not.
+inline std::string check_ranges(std::span<const std::size_t> r, std::size_t dimension, int ranks)
+{
+    if (r.size() != static_cast<std::size_t>(ranks) + 1)
+        return "reduce_scatter: " + std::to_string(r.size()) + " range boundaries for " + std::to_string(ranks) +
+               " ranks (need P + 1)";
+    if (r.front() != 0 || r.back() != dimension)
+        return "reduce_scatter: ranges must start at 0 and end at the dimension " + std::to_string(dimension);
+    for (std::size_t k = 1; k < r.size(); ++k)
+        if (r[k] < r[k - 1]) return "reduce_scatter: range boundaries decrease at " + std::to_string(k);
+    return {};
+}
+
+inline std::uint64_t hash_ranges(std::span<const std::size_t> r)
+{
+    std::uint64_t h = 1469598103934665603ull; // FNV-1a over the boundaries
+    for (const auto x : r) h = (h ^ static_cast<std::uint64_t>(x)) * 1099511628211ull;
+    return h;
+}
+
+// The agreement every collective here starts with: one allreduce (max) of
+// the dimension, the ranges' hash (both also complemented, so min = max can
+// be checked) and the lowest failing rank. Throws on every rank on a failure.
+inline void agree_or_throw(MPI_Comm comm, std::size_t dimension, std::uint64_t ranges_hash, const std::string& local_failure,
+                           const char* who)
+{
+    int me = 0, ranks = 1;
+    MPI_Comm_rank(comm, &me);
+    MPI_Comm_size(comm, &ranks);
+    const unsigned long long mine[5] = {dimension, ~static_cast<unsigned long long>(dimension), ranges_hash, ~ranges_hash,
+                                        local_failure.empty() ? 0ull : static_cast<unsigned long long>(ranks - me)};
+    unsigned long long all[5];
+    MPI_Allreduce(mine, all, 5, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm);
+    if (all[4]) {
+        if (!local_failure.empty() && static_cast<unsigned long long>(ranks - me) == all[4]) fail(local_failure);
+        fail(std::string(who) + " failed on rank " + std::to_string(static_cast<unsigned long long>(ranks) - all[4]) +
+             (local_failure.empty() ? std::string() : " (and here: " + local_failure + ")"));
+    }
+    if (all[0] != ~all[1])
+        fail(std::string(who) + ": ranks disagree on the dimension (this rank has " + std::to_string(dimension) + ")");
+    if (all[2] != ~all[3]) fail(std::string(who) + ": ranks pass different index ranges");
+}
+
+// One rank's non-identity entries cut by range: offsets within the owner's
+// range and values, contiguous per destination, cut[d] .. cut[d + 1].
+template <class I, class T>
+struct slices {
+    std::vector<I> offset;
+    std::vector<T> value;
+    std::vector<std::size_t> cut;
+};
+
+template <class I, class In, class T>
+slices<I, T> cut_by_range(const In& in, std::span<const std::size_t> ranges, const T& id)
+{
+    const std::size_t P = ranges.size() - 1;
+    slices<I, T> s;
+    s.cut.assign(P + 1, 0);
+    const std::size_t hint = std::min(stored_entries(in), dimension(in));
+    s.offset.reserve(hint);
+    s.value.reserve(hint);
+    std::size_t d = 0;
+    for (auto r = make_reader(in, id); !r.done(); r.next()) {
+        if (same_value(r.value(), id)) continue; // an explicit identity stored in a sparse input
+        const std::size_t i = r.index();
+        while (i >= ranges[d + 1]) s.cut[++d] = s.offset.size();
+        s.offset.push_back(static_cast<I>(i - ranges[d]));
+        s.value.push_back(r.value());
+    }
+    while (d < P) s.cut[++d] = s.offset.size();
+    return s;
+}
+
+// Folds runs [runs[k], runs[k + 1]) of (offset, value) pairwise in rank order
+// with the index/value merge kernel; returns the result's entry count, left
+// at the front of idx / val.
+template <class I, class T, class Op>
+std::size_t fold_runs(std::vector<I>& idx, std::vector<T>& val, std::vector<std::size_t> runs, const Op& op, const T& id)
+{
+    std::vector<I> idx2(idx.size());
+    std::vector<T> val2(val.size());
+    while (runs.size() > 2) {
+        std::vector<std::size_t> next{0};
+        std::size_t w = 0;
+        for (std::size_t r = 0; r + 1 < runs.size(); r += 2) {
+            const std::size_t a = runs[r], m = runs[r + 1];
+            if (r + 2 < runs.size()) {
+                const std::size_t b = runs[r + 2];
+                w += merge_index_value(idx.data() + a, val.data() + a, m - a, idx.data() + m, val.data() + m, b - m,
+                                       idx2.data() + w, val2.data() + w, op, id);
+            } else {
+                std::copy(idx.begin() + static_cast<std::ptrdiff_t>(a), idx.begin() + static_cast<std::ptrdiff_t>(m),
+                          idx2.begin() + static_cast<std::ptrdiff_t>(w));
+                std::copy(val.begin() + static_cast<std::ptrdiff_t>(a), val.begin() + static_cast<std::ptrdiff_t>(m),
+                          val2.begin() + static_cast<std::ptrdiff_t>(w));
+                w += m - a;
+            }
+            next.push_back(w);
+        }
+        idx.swap(idx2);
+        val.swap(val2);
+        runs = std::move(next);
+    }
+    return runs.back();
+}
+
+template <class I, class In, class Out, class T, class Op>
+void scatter_with(MPI_Comm pc, const In& in, Out& out, const Op& op, std::span<const std::size_t> ranges, const T& id,
+                  slices<I, T>& s)
+{
+    using RO = repr_traits<std::remove_cvref_t<Out>>;
+    int me = 0, ranks = 1;
+    MPI_Comm_rank(pc, &me);
+    MPI_Comm_size(pc, &ranks);
+    const auto P = static_cast<std::size_t>(ranks), self = static_cast<std::size_t>(me);
+    std::vector<std::uint64_t> send(P), recv(P);
+    for (std::size_t d = 0; d < P; ++d) send[d] = s.cut[d + 1] - s.cut[d];
+    MPI_Alltoall(send.data(), 1, MPI_UINT64_T, recv.data(), 1, MPI_UINT64_T, pc);
+
+    std::vector<std::size_t> runs(P + 1, 0);
+    for (std::size_t r = 0; r < P; ++r) runs[r + 1] = runs[r] + static_cast<std::size_t>(recv[r]);
+    std::vector<I> idx(runs[P]);
+    std::vector<T> val(runs[P]);
+    std::vector<MPI_Request> reqs;
+    for (std::size_t r = 0; r < P; ++r)
+        if (recv[r] && r != self) {
+            irecv_bytes(idx.data() + runs[r], recv[r] * sizeof(I), static_cast<int>(r), scatter_offset_tag, pc, reqs);
+            irecv_bytes(val.data() + runs[r], recv[r] * sizeof(T), static_cast<int>(r), scatter_value_tag, pc, reqs);
+        }
+    for (std::size_t k = 1; k < P; ++k) {
+        const std::size_t d = (self + k) % P;
+        if (!send[d]) continue;
+        isend_bytes(s.offset.data() + s.cut[d], send[d] * sizeof(I), static_cast<int>(d), scatter_offset_tag, pc, reqs);
+        isend_bytes(s.value.data() + s.cut[d], send[d] * sizeof(T), static_cast<int>(d), scatter_value_tag, pc, reqs);
+    }
+    std::copy(s.offset.begin() + static_cast<std::ptrdiff_t>(s.cut[self]),
+              s.offset.begin() + static_cast<std::ptrdiff_t>(s.cut[self + 1]), idx.begin() + static_cast<std::ptrdiff_t>(runs[self]));
+    std::copy(s.value.begin() + static_cast<std::ptrdiff_t>(s.cut[self]),
+              s.value.begin() + static_cast<std::ptrdiff_t>(s.cut[self + 1]), val.begin() + static_cast<std::ptrdiff_t>(runs[self]));
+    wait_all(reqs);
+
+    const std::size_t n = fold_runs(idx, val, std::move(runs), op, id);
+    const std::size_t lo = ranges[self];
+    const auto slots = RO::begin_output(out, dimension(in), n);
+    using OI = std::remove_pointer_t<decltype(slots.index)>;
+    for (std::size_t k = 0; k < n; ++k) {
+        slots.index[k] = static_cast<OI>(lo + static_cast<std::size_t>(idx[k]));
+        slots.value[k] = val[k];
+    }
+    RO::commit_output(out, n);
+}
+
+} // namespace detail
+
+template <representation In, index_value_representation Out, class Op>
+    requires std::same_as<value_type_of<In>, value_type_of<Out>> && associative_op<Op, value_type_of<In>> &&
+             std::is_trivially_copyable_v<value_type_of<In>>
+std::vector<std::size_t> reduce_scatter(const boost::mpi::communicator& comm, const In& in, Out&& out, const Op& op,
+                                        std::span<const std::size_t> ranges = {})
+{
+    using T = value_type_of<In>;
+    const MPI_Comm pc = detail::private_comm(MPI_Comm(comm));
+    const int ranks = comm.size();
+    const std::size_t dim = dimension(in);
+    const T id = identity<T>(op);
+    std::vector<std::size_t> used = ranges.empty() ? block_ranges(dim, ranks)
+                                                   : std::vector<std::size_t>(ranges.begin(), ranges.end());
+    std::string failure = detail::check_ranges(used, dim, ranks);
+    // The output must hold the dimension's indices (Eigen's StorageIndex may be narrower).
+    if (failure.empty()) {
+        using OI = typename repr_traits<std::remove_cvref_t<Out>>::index_type;
+        if (dim > 0 && dim - 1 > static_cast<std::size_t>(std::numeric_limits<OI>::max()))
+            failure = "reduce_scatter: dimension " + std::to_string(dim) + " does not fit the output's index type";
+    }
+    std::size_t widest = 0;
+    if (failure.empty())
+        for (std::size_t r = 0; r + 1 < used.size(); ++r) widest = std::max(widest, used[r + 1] - used[r]);
+    const bool narrow = widest <= (std::size_t{1} << 32);
+    // Cut before agreeing, so that a corrupt input fails everywhere too.
+    detail::slices<std::uint32_t, T> s32;
+    detail::slices<std::uint64_t, T> s64;
+    if (failure.empty()) {
+        try {
+            if (narrow) s32 = detail::cut_by_range<std::uint32_t>(in, used, id);
+            else s64 = detail::cut_by_range<std::uint64_t>(in, used, id);
+        } catch (const error& e) {
+            failure = e.what();
+        }
+    }
+    detail::agree_or_throw(pc, dim, failure.empty() ? detail::hash_ranges(used) : 0, failure, "reduce_scatter");
+    if (narrow) detail::scatter_with(pc, in, out, op, used, id, s32);
+    else detail::scatter_with(pc, in, out, op, used, id, s64);
+    return used;
+}
+
+} // namespace sparse_reduce

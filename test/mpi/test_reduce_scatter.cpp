@@ -1,0 +1,216 @@
+// sparse_reduce::reduce_scatter and reduce_scatter_balanced against the serial
+// fold at 1, 2, 3, 4, 5 and 8 ranks: block and caller ranges (empty ones
+// too), several sizes and patterns, plus, min, bit_or and a non-commutative
+// op, dense / index_value / Eigen inputs and index_value / Eigen outputs;
+// the balance of reduce_scatter_balanced under zipf skew against block
+// ranges; and bad arguments, which must throw on every rank, never hang.
+
+#define BOOST_TEST_MODULE reduce_scatter
+#include "mpi_fixture.hpp"
+
+#include "../support/reference.hpp"
+
+#include <sparse_reduce/collective/reduce_scatter.hpp>
+#include <sparse_reduce/collective/reduce_scatter_balanced.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace sr = sparse_reduce;
+using namespace sparse_reduce_test;
+
+namespace {
+
+enum class pattern { uniform, zipf, disjoint, one_rank, empty };
+
+template <class T, class Op>
+std::vector<T> input_of(int rank, int ranks, std::size_t n, double density, pattern p, const Op& op, unsigned salt)
+{
+    std::mt19937_64 rng(salt * 7919u + static_cast<unsigned>(rank));
+    switch (p) {
+    case pattern::zipf: return random_dense<T>(rng, n, density, op, placement::zipf);
+    case pattern::disjoint: return random_dense<T>(rng, n, density, op, placement::disjoint, rank, ranks);
+    case pattern::one_rank:
+        return rank == ranks - 1 ? random_dense<T>(rng, n, density, op) : std::vector<T>(n, sr::identity<T>(op));
+    case pattern::empty: return std::vector<T>(n, sr::identity<T>(op));
+    default: return random_dense<T>(rng, n, density, op);
+    }
+}
+
+template <class T, class Op>
+std::vector<T> serial_fold(int ranks, std::size_t n, double density, pattern p, const Op& op, unsigned salt)
+{
+    std::vector<T> acc(n, sr::identity<T>(op));
+    for (int r = 0; r < ranks; ++r) acc = dense_fold(acc, input_of<T>(r, ranks, n, density, p, op, salt), op);
+    return acc;
+}
+
+// out holds exactly the fold's non-identity entries inside this rank's range.
+template <class T, class Op, class Out>
+bool owns_its_range(const Out& out, const std::vector<T>& want, const std::vector<std::size_t>& ranges, const Op& op)
+{
+    const auto me = static_cast<std::size_t>(world().rank());
+    if (sr::dimension(out) != want.size() || ranges.size() != static_cast<std::size_t>(world().size()) + 1) return false;
+    const T id = sr::identity<T>(op);
+    std::vector<T> expect(want.size(), id);
+    for (std::size_t i = ranges[me]; i < ranges[me + 1]; ++i) expect[i] = want[i];
+    return first_difference(sr::to_dense(out, op), expect) < 0;
+}
+
+// Random boundaries from 0 to n (some ranges empty), the same on every rank.
+std::vector<std::size_t> random_ranges(std::size_t n, unsigned salt)
+{
+    std::mt19937_64 rng(salt);
+    std::vector<std::size_t> r(static_cast<std::size_t>(world().size()) + 1, 0);
+    for (std::size_t k = 1; k + 1 < r.size(); ++k) r[k] = rng() % 4 == 0 ? 0 : rng() % (n + 1);
+    std::sort(r.begin(), r.end());
+    r.back() = n;
+    return r;
+}
+
+template <class T, class Op>
+bool check_case(std::size_t n, double density, pattern p, const Op& op, unsigned salt, bool custom_ranges)
+{
+    auto& comm = world();
+    const auto in = input_of<T>(comm.rank(), comm.size(), n, density, p, op, salt);
+    const auto want = serial_fold<T>(comm.size(), n, density, p, op, salt);
+    const auto ranges = custom_ranges ? random_ranges(n, salt) : sr::block_ranges(n, comm.size());
+    bool ok = true;
+    // dense in, index_value out
+    sr::index_value_vector<T> out;
+    const auto used = custom_ranges ? sr::reduce_scatter(comm, in, out, op, ranges) : sr::reduce_scatter(comm, in, out, op);
+    ok = ok && used == ranges && owns_its_range(out, want, used, op);
+    // index_value in, index_value out with 64-bit indices
+    sr::index_value_vector<T, std::uint64_t> out64;
+    sr::reduce_scatter(comm, sr::to_index_value(in, op), out64, op, ranges);
+    ok = ok && owns_its_range(out64, want, ranges, op);
+    // the balanced ranges: still exactly the fold, in the ranges it returns
+    sr::index_value_vector<T> bal;
+    const auto chosen = sr::reduce_scatter_balanced(comm, sr::to_index_value(in, op), bal, op);
+    ok = ok && owns_its_range(bal, want, chosen, op);
+    return all_ok(ok);
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(block_ranges_split_the_dimension)
+{
+    BOOST_TEST(sr::block_ranges(10, 3) == (std::vector<std::size_t>{0, 4, 7, 10}));
+    BOOST_TEST(sr::block_ranges(2, 4) == (std::vector<std::size_t>{0, 1, 2, 2, 2}));
+    BOOST_TEST(sr::block_ranges(0, 2) == (std::vector<std::size_t>{0, 0, 0}));
+}
+
+BOOST_AUTO_TEST_CASE(against_the_serial_fold)
+{
+    unsigned salt = 1;
+    for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{1000}, std::size_t{20000}})
+        for (pattern p : {pattern::uniform, pattern::zipf, pattern::disjoint, pattern::one_rank, pattern::empty})
+            for (bool custom : {false, true}) {
+                const double d = n > 1000 ? 0.02 : 0.3;
+                BOOST_TEST(check_case<double>(n, d, p, std::plus<>{}, ++salt, custom), "plus n " << n << " p " << int(p));
+                BOOST_TEST(check_case<affine>(n, d, p, compose{}, ++salt, custom), "affine n " << n << " p " << int(p));
+                if (n != 1000) continue;
+                BOOST_TEST(check_case<double>(n, d, p, sr::min{}, ++salt, custom));
+                BOOST_TEST(check_case<std::int64_t>(n, d, p, std::bit_or<>{}, ++salt, custom));
+            }
+}
+
+BOOST_AUTO_TEST_CASE(eigen_in_and_out)
+{
+    auto& comm = world();
+    const std::size_t n = 5000;
+    const auto dense = input_of<double>(comm.rank(), comm.size(), n, 0.05, pattern::zipf, std::plus<>{}, 99);
+    const auto want = serial_fold<double>(comm.size(), n, 0.05, pattern::zipf, std::plus<>{}, 99);
+    Eigen::SparseVector<double> in, out;
+    sr::convert_into(in, dense);
+    const auto r = sr::reduce_scatter(comm, in, out, std::plus<>{});
+    BOOST_TEST(all_ok(owns_its_range(out, want, r, std::plus<>{})));
+    const auto b = sr::reduce_scatter_balanced(comm, in, out, std::plus<>{});
+    BOOST_TEST(all_ok(owns_its_range(out, want, b, std::plus<>{})));
+}
+
+// Under zipf skew the balanced ranges keep every rank's share of the result
+// within 10% of the average; block ranges do not come close.
+BOOST_AUTO_TEST_CASE(balanced_under_zipf)
+{
+    auto& comm = world();
+    const int p = comm.size();
+    const std::size_t n = 1 << 20;
+    for (double s : {1.0, 1.25, 1.5}) {
+        const sr::zipf_profile zipf(n, s);
+        std::mt19937_64 rng(17 + static_cast<unsigned>(comm.rank()));
+        const auto idx = zipf.sample(rng, 20000);
+        const sr::index_value_vector<double> in(n, idx, std::vector<double>(idx.size(), 1.0));
+        sr::index_value_vector<double> block, bal;
+        sr::reduce_scatter(comm, in, block, std::plus<>{});
+        const auto ranges = sr::reduce_scatter_balanced(comm, in, bal, std::plus<>{});
+        const auto block_max = boost::mpi::all_reduce(comm, block.nnz(), boost::mpi::maximum<std::size_t>());
+        const auto bal_max = boost::mpi::all_reduce(comm, bal.nnz(), boost::mpi::maximum<std::size_t>());
+        const auto total = boost::mpi::all_reduce(comm, bal.nnz(), std::plus<>());
+        const auto block_total = boost::mpi::all_reduce(comm, block.nnz(), std::plus<>());
+        const double avg = static_cast<double>(total) / p;
+        BOOST_TEST_MESSAGE("zipf " << s << " P " << p << ": union " << total << ", largest share block "
+                                   << block_max / avg << "x, balanced " << bal_max / avg << "x the average");
+        BOOST_TEST(total == block_total);
+        BOOST_TEST(static_cast<double>(bal_max) <= 1.1 * avg, "zipf " << s);
+        if (p > 1) BOOST_TEST(static_cast<double>(block_max) >= 1.5 * avg, "zipf " << s);
+        BOOST_TEST(ranges.front() == 0u);
+        BOOST_TEST(ranges.back() == n);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(bad_arguments_throw_everywhere)
+{
+    auto& comm = world();
+    const int me = comm.rank(), p = comm.size();
+    const std::vector<double> in(100, 1.0);
+    sr::index_value_vector<double> out;
+    auto throws = [&](auto&& f) {
+        bool threw = false;
+        try {
+            f();
+        } catch (const sr::error&) {
+            threw = true;
+        }
+        return threw;
+    };
+    auto ranges = sr::block_ranges(100, p);
+    // not P + 1 boundaries; not ending at the dimension; decreasing
+    std::vector<std::size_t> short_ranges(ranges.begin(), ranges.end() - 1);
+    BOOST_TEST(all_ok(throws([&] { sr::reduce_scatter(comm, in, out, std::plus<>{}, short_ranges); })));
+    auto wrong_end = ranges;
+    wrong_end.back() = 99;
+    BOOST_TEST(all_ok(throws([&] { sr::reduce_scatter(comm, in, out, std::plus<>{}, wrong_end); })));
+    if (p > 1) {
+        auto decreasing = ranges;
+        decreasing[1] = 101; // above the next boundary
+        BOOST_TEST(all_ok(throws([&] { sr::reduce_scatter(comm, in, out, std::plus<>{}, decreasing); })));
+        // bad on one rank only, or different but valid on one rank
+        auto mine = ranges;
+        if (me == p - 1) mine[1] = 0;
+        BOOST_TEST(all_ok(throws([&] { sr::reduce_scatter(comm, in, out, std::plus<>{}, mine); })));
+        auto bad_here = ranges;
+        if (me == 0) bad_here.back() = 7;
+        BOOST_TEST(all_ok(throws([&] { sr::reduce_scatter(comm, in, out, std::plus<>{}, bad_here); })));
+        // ranks disagree on the dimension
+        const std::vector<double> odd(me == p / 2 ? 101 : 100, 1.0);
+        BOOST_TEST(all_ok(throws([&] { sr::reduce_scatter(comm, odd, out, std::plus<>{}); })));
+        BOOST_TEST(all_ok(throws([&] { sr::reduce_scatter_balanced(comm, odd, out, std::plus<>{}); })));
+    }
+    // a corrupt input on one rank
+    Eigen::SparseVector<double> e(50);
+    e.insert(3) = 1.0;
+    e.insert(7) = 2.0;
+    if (me == p - 1) std::swap(e.innerIndexPtr()[0], e.innerIndexPtr()[1]);
+    BOOST_TEST(all_ok(throws([&] { sr::reduce_scatter(comm, e, out, std::plus<>{}); })));
+    BOOST_TEST(all_ok(throws([&] { sr::reduce_scatter_balanced(comm, e, out, std::plus<>{}); })));
+    BOOST_TEST(all_ok(throws([&] { sr::reduce_scatter_balanced(comm, in, out, std::plus<>{}, me == 0 ? 2.0 : 0.02); })));
+    // nothing left in flight: a call afterwards works
+    const auto r = sr::reduce_scatter(comm, in, out, std::plus<>{});
+    const std::vector<double> want(100, static_cast<double>(p));
+    BOOST_TEST(all_ok(owns_its_range(out, want, r, std::plus<>{})));
+}
