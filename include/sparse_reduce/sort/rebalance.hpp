@@ -16,11 +16,13 @@
 // so there is no deadlock.
 
 #include <cstddef>
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
 #include <boost/mpi/communicator.hpp>
 
+#include "../detail/uninit_vector.hpp"
 #include "../exec/mpi_executor.hpp"
 #include "sort_key.hpp"
 
@@ -70,26 +72,54 @@ rebalance_result rebalance(const boost::mpi::communicator& comm, std::vector<K>&
     const std::size_t to_fwd = fwd > 0 ? static_cast<std::size_t>(fwd) : 0;
     const std::size_t from_fwd = fwd < 0 ? static_cast<std::size_t>(-fwd) : 0;
 
-    // buf = [from r-1][mine][from r+1]: every send is a contiguous piece of it
-    std::vector<K> buf(from_back + n + from_fwd);
-    std::copy(data.begin(), data.end(), buf.begin() + static_cast<std::ptrdiff_t>(from_back));
     std::vector<MPI_Request> back_recv, fwd_recv, sends;
-    if (from_back) detail::irecv_bytes(buf.data(), from_back * sizeof(K), me - 1, detail::rebalance_tag, pc, back_recv);
-    if (from_fwd)
-        detail::irecv_bytes(buf.data() + from_back + n, from_fwd * sizeof(K), me + 1, detail::rebalance_tag, pc, fwd_recv);
-    if (to_back) {
-        if (to_back > n) detail::wait_all(fwd_recv); // passes on what r + 1 sends
-        detail::isend_bytes(buf.data(), to_back * sizeof(K), me - 1, detail::rebalance_tag, pc, sends);
+    if (to_back <= n && to_fwd <= n) {
+        // The usual case: sends come straight from data, receives land in
+        // buffers without zero-fill, and the result is built in one pass.
+        detail::uninit_vector<K> in_back(from_back), in_fwd(from_fwd);
+        if (from_back) detail::irecv_bytes(in_back.data(), from_back * sizeof(K), me - 1, detail::rebalance_tag, pc, back_recv);
+        if (from_fwd) detail::irecv_bytes(in_fwd.data(), from_fwd * sizeof(K), me + 1, detail::rebalance_tag, pc, fwd_recv);
+        if (to_back) detail::isend_bytes(data.data(), to_back * sizeof(K), me - 1, detail::rebalance_tag, pc, sends);
+        if (to_fwd)
+            detail::isend_bytes(data.data() + n - to_fwd, to_fwd * sizeof(K), me + 1, detail::rebalance_tag, pc, sends);
+        detail::wait_all(back_recv);
+        detail::wait_all(fwd_recv);
+        detail::wait_all(sends);
+        const auto keep_begin = data.begin() + static_cast<std::ptrdiff_t>(to_back);
+        const auto keep_end = data.end() - static_cast<std::ptrdiff_t>(to_fwd);
+        if (!from_back && !from_fwd) {
+            data.erase(keep_end, data.end());
+            data.erase(data.begin(), data.begin() + static_cast<std::ptrdiff_t>(to_back));
+        } else {
+            std::vector<K> out;
+            out.reserve(from_back + static_cast<std::size_t>(keep_end - keep_begin) + from_fwd);
+            out.insert(out.end(), in_back.begin(), in_back.end());
+            out.insert(out.end(), keep_begin, keep_end);
+            out.insert(out.end(), in_fwd.begin(), in_fwd.end());
+            data.swap(out);
+        }
+    } else {
+        // Items pass through this rank: buf = [from r-1][mine][from r+1], and
+        // the send that exceeds what this rank holds waits for its receive.
+        detail::uninit_vector<K> buf(from_back + n + from_fwd);
+        std::copy(data.begin(), data.end(), buf.begin() + static_cast<std::ptrdiff_t>(from_back));
+        if (from_back) detail::irecv_bytes(buf.data(), from_back * sizeof(K), me - 1, detail::rebalance_tag, pc, back_recv);
+        if (from_fwd)
+            detail::irecv_bytes(buf.data() + from_back + n, from_fwd * sizeof(K), me + 1, detail::rebalance_tag, pc, fwd_recv);
+        if (to_back) {
+            if (to_back > n) detail::wait_all(fwd_recv); // passes on what r + 1 sends
+            detail::isend_bytes(buf.data(), to_back * sizeof(K), me - 1, detail::rebalance_tag, pc, sends);
+        }
+        if (to_fwd) {
+            if (to_fwd > n) detail::wait_all(back_recv); // passes on what r - 1 sends
+            detail::isend_bytes(buf.data() + from_back + n - to_fwd, to_fwd * sizeof(K), me + 1, detail::rebalance_tag,
+                                pc, sends);
+        }
+        detail::wait_all(back_recv);
+        detail::wait_all(fwd_recv);
+        detail::wait_all(sends);
+        data.assign(buf.begin() + static_cast<std::ptrdiff_t>(to_back), buf.end() - static_cast<std::ptrdiff_t>(to_fwd));
     }
-    if (to_fwd) {
-        if (to_fwd > n) detail::wait_all(back_recv); // passes on what r - 1 sends
-        detail::isend_bytes(buf.data() + from_back + n - to_fwd, to_fwd * sizeof(K), me + 1, detail::rebalance_tag, pc,
-                            sends);
-    }
-    detail::wait_all(back_recv);
-    detail::wait_all(fwd_recv);
-    detail::wait_all(sends);
-    data.assign(buf.begin() + static_cast<std::ptrdiff_t>(to_back), buf.end() - static_cast<std::ptrdiff_t>(to_fwd));
     res.sent = to_back + to_fwd;
     res.received = from_back + from_fwd;
     return res;
