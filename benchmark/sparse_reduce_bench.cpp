@@ -211,6 +211,7 @@ int run_cell(const boost::mpi::communicator& world, const options& o, Op op, MPI
         const auto msgs = boost::mpi::all_reduce(world, messages, std::plus<>{});
         rows.push_back({std::move(name), std::move(wire), t, total, msgs, all_ok != 0});
     };
+    // --only PREFIX: the rows whose name starts with it (e.g. "binomial [index").
     auto wanted = [&](const std::string& name) { return o.only.empty() || name.starts_with(o.only); };
     auto time = [&](const std::function<void()>& f) { return bench::time_collective(world, o.warmup, o.reps, f); };
 
@@ -264,20 +265,23 @@ int run_cell(const boost::mpi::communicator& world, const options& o, Op op, MPI
     const sr::wire::format wires[] = {sr::wire::adaptive, sr::wire::dense, sr::wire::index_value, sr::wire::rle};
     const std::size_t wire_count = o.quick ? 1 : (std::is_floating_point_v<T> ? 4 : 3); // RLE: float and double
     auto run_policy = [&](const std::string& name, auto policy) {
-        if (!wanted(name)) return;
+        const std::string sparse_name = name + " [index_value_vector]", dense_name = name + " [span drop-in]";
+        if (!wanted(sparse_name) && !wanted(dense_name)) return;
         for (std::size_t wi = 0; wi < wire_count; ++wi) {
             policy.wire = wires[wi];
             policy.segment_bytes = o.segment;
             auto plan = sr::make_plan(world, root, n, policy);
             sr::index_value_vector<T> out;
             sr::report rep;
-            const auto t = time([&] { rep = plan.reduce(sparse, out, op); });
-            record(name + " [index_value_vector]", sr::wire::to_string(wires[wi]), t, rep.bytes_sent, rep.messages_sent,
-                   me != root || close(densify<T>(n, out.indices(), out.values()), want));
-            if (wires[wi] != sr::wire::adaptive) continue;
+            if (wanted(sparse_name)) {
+                const auto t = time([&] { rep = plan.reduce(sparse, out, op); });
+                record(sparse_name, sr::wire::to_string(wires[wi]), t, rep.bytes_sent, rep.messages_sent,
+                       me != root || close(densify<T>(n, out.indices(), out.values()), want));
+            }
+            if (wires[wi] != sr::wire::adaptive || !wanted(dense_name)) continue;
             std::vector<T> dout(n);
             const auto td = time([&] { rep = plan.reduce(std::span<const T>(dense), std::span<T>(dout), op); });
-            record(name + " [span drop-in]", sr::wire::to_string(wires[wi]), td, rep.bytes_sent, rep.messages_sent,
+            record(dense_name, sr::wire::to_string(wires[wi]), td, rep.bytes_sent, rep.messages_sent,
                    me != root || close(dout, want));
         }
     };

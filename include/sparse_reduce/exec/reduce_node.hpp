@@ -396,11 +396,20 @@ private:
     // left in reverse order.
     void fold_dense(std::size_t lo, std::size_t len, bool has_own, bool to_dense_output)
     {
+        const bool own_dense = has_own && own_->dense;
+        if (own_dense && children_.empty() && shape_.sends) { // a leaf: encode straight from the caller's array
+            emit(dense_reader<T>({own_->dense + lo, len}, id_), len);
+            return;
+        }
         T* acc = to_dense_output ? out_->dense + lo : dense_acc_;
-        dense_work_ += len;
-        if (has_own && own_->dense) {
-            if (own_->dense + lo != acc) std::copy(own_->dense + lo, own_->dense + lo + len, acc);
+        // The own array is copied into acc lazily: the first dense child block
+        // on its right is folded in the same pass (acc = own ⊗ x), which saves
+        // one pass over the window, the root's in a dense reduce.
+        const T* pending_own = nullptr;
+        if (own_dense) {
+            if (own_->dense + lo != acc) pending_own = own_->dense + lo;
         } else {
+            dense_work_ += len;
             std::fill(acc, acc + len, id_);
             if (has_own) {
                 own_->visit_window(lo, len, id_, [&](auto r) {
@@ -410,16 +419,29 @@ private:
             }
         }
         const std::size_t self = has_own ? static_cast<std::size_t>(shape_.self_position) : 0;
+        auto flush_own = [&] {
+            if (!pending_own) return;
+            std::copy(pending_own, pending_own + len, acc);
+            dense_work_ += len;
+            pending_own = nullptr;
+        };
         auto apply = [&](std::size_t c, bool left) {
             with_child_block(c, len, [&](auto r) {
                 if constexpr (requires { r.source(); }) { // a dense block: elementwise
                     dense_work_ += len;
                     const T* x = r.source().data();
+                    if (pending_own && !left) {
+                        for (std::size_t i = 0; i < len; ++i) acc[i] = static_cast<T>(op_(pending_own[i], x[i]));
+                        pending_own = nullptr;
+                        return;
+                    }
+                    flush_own();
                     if (left)
                         for (std::size_t i = 0; i < len; ++i) acc[i] = static_cast<T>(op_(x[i], acc[i]));
                     else
                         for (std::size_t i = 0; i < len; ++i) acc[i] = static_cast<T>(op_(acc[i], x[i]));
                 } else {
+                    flush_own();
                     for (; !r.done(); r.next()) {
                         ++sparse_work_;
                         T& a = acc[r.index()];
@@ -430,6 +452,7 @@ private:
         };
         for (std::size_t c = self; c < children_.size(); ++c) apply(c, false);
         for (std::size_t c = self; c-- > 0;) apply(c, true);
+        flush_own();
         if (shape_.sends) emit(dense_reader<T>({acc, len}, id_), len);
         else if (!to_dense_output) append_output(dense_reader<T>({acc, len}, id_), lo);
     }

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Markdown tables from the CSV files of scripts/bench.sh:
+#
+#   scripts/bench-tables.sh [DIR] > DIR/tables.md      (default doc/results/bench)
+#
+# One table per file and cell (P, dimension, density, placement, type, op):
+# every algorithm's median time, bytes and messages (all ranks), its ratio to
+# the lower bound and its speedup over MPI_Reduce; for the simulator's files
+# the modelled time and the speedup over the better dense-wire model.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+export LC_NUMERIC=C
+dir=${1:-doc/results/bench}
+
+for f in "$dir"/p*.csv; do
+    [[ -s $f ]] || continue
+    echo "## $(basename "$f")"
+    awk -F, 'NR > 1 {
+        cell = sprintf("P = %s, dimension %s, density %.4g, %s, %s, %s, root %s", $3, $4, $5, $6, $7, $8, $9)
+        if (cell != last) {
+            printf "\n%s\n\n| algorithm | wire | median us | min us | bytes | messages | x lower bound | speedup vs MPI_Reduce | check |\n|---|---|---|---|---|---|---|---|---|\n", cell
+            last = cell
+        }
+        printf "| %s | %s | %.1f | %.1f | %s | %s | %.2f | %.2f | %s |\n", $1, $2, $11, $10, $13, $14, $16, $17, $18
+    }' "$f"
+    echo
+done
+for f in "$dir"/sim_*.csv; do
+    [[ -s $f ]] || continue
+    echo "## $(basename "$f")"
+    awk -F, 'NR > 1 {
+        cell = sprintf("P = %s, dimension %s, density %s, %s, network %s", $3, $4, $5, $6, $7)
+        if (cell != last) {
+            printf "\n%s\n\n| algorithm | wire | modelled us | bytes | messages | x lower bound | speedup vs dense |\n|---|---|---|---|---|---|---|\n", cell
+            last = cell
+        }
+        printf "| %s | %s | %.1f | %s | %s | %.2f | %.2f |\n", $1, $2, $8, $9, $10, $12, $13
+    }' "$f"
+    echo
+done
