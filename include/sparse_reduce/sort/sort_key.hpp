@@ -43,9 +43,10 @@ concept key_interpolation = std::copy_constructible<F> && requires(const F& f, c
 
 // Linear interpolation for integers and floating-point keys. Integers are
 // interpolated in long double and clamped strictly inside (lo, hi) when
-// there is room; floating-point keys also step off the ends with nextafter,
-// and bisect in the order-preserving bit image when the values span many
-// magnitudes at fraction 0.5 (so bisection halves the key space).
+// there is room; at fraction 0.5 (a bisection) over non-negative values of
+// very different magnitudes they take the geometric midpoint. Floating-point
+// keys step off the ends with nextafter, and bisect in the order-preserving
+// bit image (halving the representable values between the ends).
 struct interpolate {
     template <class T>
         requires std::is_arithmetic_v<T>
@@ -58,6 +59,13 @@ struct interpolate {
             const U span = static_cast<U>(static_cast<U>(hi) - static_cast<U>(lo));
             if (span < 2) return lo; // nothing strictly between
             U step = static_cast<U>(static_cast<long double>(span) * static_cast<long double>(fraction));
+            // Bisection over keys of very different magnitudes (heavy tails)
+            // takes the geometric midpoint: the bit length halves per step,
+            // instead of the value range.
+            if (fraction == 0.5 && lo >= T(0) && static_cast<long double>(hi) > 4 * (static_cast<long double>(lo) + 1)) {
+                const long double g = std::sqrt((static_cast<long double>(lo) + 1) * (static_cast<long double>(hi) + 1)) - 1;
+                step = static_cast<U>(g - static_cast<long double>(lo));
+            }
             step = std::clamp<U>(step, 1, static_cast<U>(span - 1));
             return static_cast<T>(static_cast<U>(static_cast<U>(lo) + step));
         } else {
