@@ -9,7 +9,9 @@
 //   tree/    reduction trees as plain data (binomial, k-ary, binary, chain, optimal binary, two-tree)
 //   schedule/ trees plus windows: what every rank does, printable
 //   exec/    the per-rank state machine, the Boost.MPI executor, the simulator
-//   collective/  the public collectives: reduce and its plan
+//   collective/  the public collectives: reduce and its plan, reduce_scatter (block,
+//                caller's or balanced index ranges)
+//   sort/    the distributed histogram sort: rebalance, find_splitters, move_data
 
 #include "version.hpp"
 #include "error.hpp"
@@ -48,3 +50,10 @@
 #include "report.hpp"
 #include "collective/reduce.hpp"
 #include "exec/simulator.hpp"
+#include "collective/reduce_scatter.hpp"
+#include "collective/reduce_scatter_balanced.hpp"
+#include "sort/sort_key.hpp"
+#include "sort/rebalance.hpp"
+#include "sort/find_splitters.hpp"
+#include "sort/move_data.hpp"
+#include "sort/histogram_sort.hpp"
