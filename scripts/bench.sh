@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The benchmark of doc/benchmarks.md, from one command:
 #
-#   scripts/bench.sh [OUT_DIR]        (default doc/results/bench)
+#   scripts/bench.sh [OUT_DIR [all|real|sim]]   (default doc/results/bench all)
 #
+# real: the runs under mpiexec; sim: the simulator's (deterministic, so they
+# may run beside other work); all: both, then the tables and the plots.
 # Builds the release preset, then runs sparse_reduce_bench:
 #   p2_density.csv   P = 2, 2^21 doubles, +, uniform, density 0.0001 .. 1
 #   p2_dist.csv      P = 2, 2^21, densities 0.001 / 0.01 / 0.1, zipf and identical
@@ -13,9 +15,10 @@
 #   p4.csv, p8.csv   P = 4 and 8 (oversubscribed on 2 cores: bytes and
 #                    messages are exact, times are not), 2^21, 0.001 / 0.01 / 0.1
 #   sim_ib.csv, sim_10g.csv
-#                    the simulator, P = 64, 256, 1024 at 2^20 and P = 4096 at
-#                    2^18, densities 0.001 / 0.01 / 0.1, with this
-#                    repository's tuning (doc/results/tuning.txt)
+#                    the simulator, P = 64, 256, 1024 and 4096 at 2^18,
+#                    densities 0.001 / 0.01 / 0.1, with this repository's
+#                    tuning (doc/results/tuning.txt)
+#   tables.md        every file as markdown tables (scripts/bench-tables.sh)
 # and draws doc/img/bench_latency_vs_density.png and
 # doc/img/bench_speedup_vs_size.png with gnuplot (scripts/plot-bench.sh).
 # About 15 minutes on 2 cores; run it on an otherwise idle machine.
@@ -23,6 +26,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export LC_NUMERIC=C OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 out=${1:-doc/results/bench}
+parts=${2:-all}
 mkdir -p "$out"
 
 cmake --preset release >/dev/null
@@ -41,8 +45,9 @@ run() {
     mpiexec -n "$np" --oversubscribe "$bench" "$@" --header "$header" >>"$file" 2>>"$log"
 }
 
-rm -f "$out"/*.csv
 big=$((1 << 21))
+if [[ $parts != sim ]]; then
+rm -f "$out"/p*.csv
 for d in 0.0001 0.0003 0.001 0.003 0.01 0.03 0.1 0.3 1; do
     run "$out/p2_density.csv" 2 --dim $big --density $d --quick
 done
@@ -70,17 +75,19 @@ for np in 4 8; do
         run "$out/p$np.csv" $np --dim $big --density $d --quick --reps 5 --warmup 1 --root $((np - 1))
     done
 done
+fi
+if [[ $parts != real ]]; then
+rm -f "$out"/sim_*.csv
 for net in ib 10g; do
     for d in 0.001 0.01 0.1; do
-        for spec in "64,256,1024 1048576" "4096 262144"; do
-            set -- $spec
-            file=$out/sim_$net.csv header=1
-            [[ -s $file ]] && header=0
-            echo "$bench --simulate $1 --dim $2 --density $d --net $net" | tee -a "$log" >&2
-            "$bench" --simulate "$1" --dim "$2" --density "$d" --net "$net" \
-                --tuning doc/results/tuning.txt --header $header >>"$file" 2>>"$log"
-        done
+        file=$out/sim_$net.csv header=1
+        [[ -s $file ]] && header=0
+        echo "$bench --simulate 64,256,1024,4096 --dim 262144 --density $d --net $net" | tee -a "$log" >&2
+        "$bench" --simulate 64,256,1024,4096 --dim 262144 --density "$d" --net "$net" \
+            --tuning doc/results/tuning.txt --header $header >>"$file" 2>>"$log"
     done
 done
+fi
+scripts/bench-tables.sh "$out" >"$out/tables.md"
 scripts/plot-bench.sh "$out"
 echo "bench.sh: results in $out, plots in doc/img/bench_*.png"

@@ -9,7 +9,7 @@ packages=(
     libboost-mpi-dev libboost-test-dev libeigen3-dev
     openmpi-bin libopenmpi-dev
     libbenchmark-dev
-    graphviz
+    graphviz gnuplot-nox
 )
 
 missing=()

@@ -23,6 +23,7 @@ trap 'rm -rf "$tmp"' EXIT
 # series CSV NAME XCOL YEXPR FILTER: "x y" lines of one algorithm (column 1)
 # with its rows sorted by x. YEXPR and FILTER are awk expressions over $N.
 series() {
+    [[ -s $1 ]] || return 0
     awk -F, -v name="$2" -v x="$3" "NR > 1 && \$1 == name && ($5) { print \$x, $4 }" "$1" | sort -g
 }
 
