@@ -43,6 +43,7 @@
 #include "model/merged_size.hpp"
 #include "model/k_ary.hpp"
 #include "model/predict.hpp"
+#include "model/group_replication.hpp"
 #include "select/tuning.hpp"
 #include "select/sreduce.hpp"
 
