@@ -115,7 +115,7 @@ void sort_row(const boost::mpi::communicator& world, const args& a)
     for (int rep = 0; rep < a.reps; ++rep) {
         auto keys = make_keys(a, me, p, static_cast<unsigned>(rep));
         world.barrier();
-        const auto t = sr::histogram_sort(world, keys);
+        const auto t = sr::histogram_sort(world, keys, std::less<>{}, {.synchronize_phases = true});
         rb.push_back(slowest(world, t.rebalance));
         ls.push_back(slowest(world, t.local_sort));
         fs.push_back(slowest(world, t.find_splitters));

@@ -258,8 +258,12 @@ BOOST_AUTO_TEST_CASE(interpolation_contract)
     BOOST_TEST(f(INT64_MIN, INT64_MAX, 0.5) > INT64_MIN);
     const double d = f(1.0, std::nextafter(1.0, 2.0), 0.5);
     BOOST_TEST(d == 1.0);
-    const double m = f(1e-300, 1e300, 0.5); // bisects the bit image: about 1
+    const double m = f(1e-300, 1e300, sr::bisect); // bisects the bit image: about 1
     BOOST_TEST((m > 1e-10 && m < 1e10));
+    BOOST_TEST(f(1e-300, 1e300, 0.5) > 1e299); // a plain fraction stays linear
+    const std::uint64_t g = f(std::uint64_t{0}, std::uint64_t{1} << 62, sr::bisect); // heavy tail: geometric
+    BOOST_TEST((g > (1u << 30) && g < (std::uint64_t{1} << 32)));
+    BOOST_TEST(f(std::uint64_t{100}, std::uint64_t{300}, sr::bisect) == 200u);
     const double big = f(-std::numeric_limits<double>::max(), std::numeric_limits<double>::max(), 0.9);
     BOOST_TEST(std::isfinite(big));
 }

@@ -23,9 +23,9 @@
 // bins, in global position order, and move_data cuts the data the same way.
 //
 // Termination. A step that did not halve its bracket's count range is
-// followed by a bisection (fraction 0.5 of the key interpolation, halving
-// the key space; or of the positions), so a search needs at most about
-// 2 (key bits + 64) iterations, whatever the data. After max_iterations
+// followed by a bisection (the interpolation's bisect overload, see
+// sort_key.hpp, else fraction 0.5; or half the positions), so a search needs
+// at most about 2 (key bits + 64) iterations, whatever the data. After max_iterations
 // (default 400) the closest probes so far are returned with converged =
 // false; there is no other way out of the loop.
 
@@ -103,7 +103,11 @@ splitter<K> next_probe(bracket<K>& b, std::uint64_t total, const Compare& comp, 
         if (b.hi.position - b.lo.position < 2) { b.done = true; return b.best; }
         return in_positions(b.lo.key, b.lo.position, b.hi.position);
     }
-    const K k = static_cast<K>(interp(b.lo.key, b.hi.key, f));
+    K k;
+    if constexpr (requires { interp(b.lo.key, b.hi.key, bisect); })
+        k = b.bisect ? static_cast<K>(interp(b.lo.key, b.hi.key, bisect)) : static_cast<K>(interp(b.lo.key, b.hi.key, f));
+    else
+        k = static_cast<K>(interp(b.lo.key, b.hi.key, f));
     if (comp(b.lo.key, k) && comp(k, b.hi.key)) return {k, 0};
     // No key strictly between (the interpolation's contract): the target
     // lies among lo.key's items or hi.key's.

@@ -41,12 +41,17 @@ concept key_interpolation = std::copy_constructible<F> && requires(const F& f, c
     { f(a, a, x) } -> std::convertible_to<K>;
 };
 
+// f(lo, hi, bisect) is the bisection step find_splitters takes after a
+// proportional step that did not halve its bracket; an interpolation without
+// that overload is bisected with fraction 0.5.
+struct bisect_t {
+    explicit bisect_t() = default;
+};
+inline constexpr bisect_t bisect{};
+
 // Linear interpolation for integers and floating-point keys. Integers are
 // interpolated in long double and clamped strictly inside (lo, hi) when
-// there is room; at fraction 0.5 (a bisection) over non-negative values of
-// very different magnitudes they take the geometric midpoint. Floating-point
-// keys step off the ends with nextafter, and bisect in the order-preserving
-// bit image (halving the representable values between the ends).
+// there is room; floating-point keys step off the ends with nextafter.
 struct interpolate {
     template <class T>
         requires std::is_arithmetic_v<T>
@@ -59,27 +64,46 @@ struct interpolate {
             const U span = static_cast<U>(static_cast<U>(hi) - static_cast<U>(lo));
             if (span < 2) return lo; // nothing strictly between
             U step = static_cast<U>(static_cast<long double>(span) * static_cast<long double>(fraction));
-            // Bisection over keys of very different magnitudes (heavy tails)
-            // takes the geometric midpoint: the bit length halves per step,
-            // instead of the value range.
-            if (fraction == 0.5 && lo >= T(0) && static_cast<long double>(hi) > 4 * (static_cast<long double>(lo) + 1)) {
-                const long double g = std::sqrt((static_cast<long double>(lo) + 1) * (static_cast<long double>(hi) + 1)) - 1;
-                step = static_cast<U>(g - static_cast<long double>(lo));
-            }
             step = std::clamp<U>(step, 1, static_cast<U>(span - 1));
             return static_cast<T>(static_cast<U>(static_cast<U>(lo) + step));
         } else {
-            T k;
-            if (fraction == 0.5) k = from_ordinal<T>((to_ordinal(lo) >> 1) + (to_ordinal(hi) >> 1) +
-                                                     (to_ordinal(lo) & to_ordinal(hi) & 1));
-            else k = static_cast<T>((1 - static_cast<T>(fraction)) * lo + static_cast<T>(fraction) * hi); // no overflow of hi - lo
-            if (!(lo < k)) k = std::nextafter(lo, hi);
-            if (!(k < hi)) k = std::nextafter(hi, lo);
-            return lo < k && k < hi ? k : lo;
+            // (1 - f) lo + f hi: no overflow of hi - lo
+            return inside(lo, hi, static_cast<T>((1 - static_cast<T>(fraction)) * lo + static_cast<T>(fraction) * hi));
+        }
+    }
+
+    // Bisection. Integers: the midpoint, or the geometric midpoint over
+    // non-negative values of very different magnitudes (heavy tails: the bit
+    // length halves per step instead of the value range). Floating point: the
+    // midpoint of the order-preserving bit image (the representable values
+    // between the ends halve).
+    template <class T>
+        requires std::is_arithmetic_v<T>
+    T operator()(const T& lo, const T& hi, bisect_t) const
+    {
+        if (!(lo < hi)) return lo;
+        if constexpr (std::is_integral_v<T>) {
+            if (lo >= T(0) && static_cast<long double>(hi) > 4 * (static_cast<long double>(lo) + 1)) {
+                const long double g = std::sqrt((static_cast<long double>(lo) + 1) * (static_cast<long double>(hi) + 1)) - 1;
+                const long double span = static_cast<long double>(hi) - static_cast<long double>(lo);
+                return (*this)(lo, hi, static_cast<double>((g - static_cast<long double>(lo)) / span));
+            }
+            return (*this)(lo, hi, 0.5);
+        } else {
+            const auto a = to_ordinal(lo), b = to_ordinal(hi);
+            return inside(lo, hi, from_ordinal<T>((a >> 1) + (b >> 1) + (a & b & 1)));
         }
     }
 
 private:
+    // k moved strictly inside (lo, hi) when possible, else lo.
+    template <class T>
+    static T inside(const T& lo, const T& hi, T k)
+    {
+        if (!(lo < k)) k = std::nextafter(lo, hi);
+        if (!(k < hi)) k = std::nextafter(hi, lo);
+        return lo < k && k < hi ? k : lo;
+    }
     // Floating point to an unsigned integer with the same order (-0.0 and 0.0 adjacent).
     template <class T>
     static auto to_ordinal(T x)
