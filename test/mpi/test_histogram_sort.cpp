@@ -80,7 +80,7 @@ bool same_bits_sorted(std::vector<K> a, std::vector<K> b, const Compare& comp)
     };
     std::sort(a.begin(), a.end(), full);
     std::sort(b.begin(), b.end(), full);
-    return std::memcmp(a.data(), b.data(), a.size() * sizeof(K)) == 0;
+    return a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(K)) == 0;
 }
 
 // Sorted, a permutation of the input, ordered across ranks, and balanced

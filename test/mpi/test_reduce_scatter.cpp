@@ -131,6 +131,13 @@ BOOST_AUTO_TEST_CASE(eigen_in_and_out)
     BOOST_TEST(all_ok(owns_its_range(out, want, r, std::plus<>{})));
     const auto b = sr::reduce_scatter_balanced(comm, in, out, std::plus<>{});
     BOOST_TEST(all_ok(owns_its_range(out, want, b, std::plus<>{})));
+    // rle_vector in, with ranges that leave rank 0 empty
+    auto ranges = sr::block_ranges(n, comm.size());
+    if (comm.size() > 1) ranges[1] = 0;
+    sr::index_value_vector<double> iv;
+    sr::reduce_scatter(comm, sr::to_rle(dense), iv, std::plus<>{}, ranges);
+    BOOST_TEST(all_ok(owns_its_range(iv, want, ranges, std::plus<>{})));
+    BOOST_TEST(all_ok(comm.rank() != 0 || comm.size() == 1 || iv.nnz() == 0));
 }
 
 // Under zipf skew the balanced ranges keep every rank's share of the result
