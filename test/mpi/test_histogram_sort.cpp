@@ -283,3 +283,61 @@ BOOST_AUTO_TEST_CASE(bad_input_throws_everywhere)
     // nothing left in flight: a sort afterwards works
     BOOST_TEST(sorts_correctly(v, "after errors"));
 }
+
+// Tolerance 0 on many small random inputs (tiny key ranges, ragged sizes,
+// empty ranks): every bin gets exactly its balanced count, ties split by
+// position, and move_data delivers exactly those counts.
+BOOST_AUTO_TEST_CASE(exact_bins_on_random_small_inputs)
+{
+    auto& comm = world();
+    const int p = comm.size();
+    bool ok = true;
+    for (unsigned trial = 0; trial < 60; ++trial) {
+        std::mt19937_64 rng(trial * 31 + static_cast<unsigned>(comm.rank()));
+        const int bins = 1 + static_cast<int>(trial % 3) * p + static_cast<int>(trial % 2);
+        std::vector<std::int16_t> v(rng() % 4 == 0 ? 0 : rng() % 40);
+        const int range = 1 + static_cast<int>(trial % 5);
+        for (auto& x : v) x = static_cast<std::int16_t>(static_cast<int>(rng() % static_cast<unsigned>(range)) - 1);
+        std::sort(v.begin(), v.end());
+        const auto sp = sr::find_splitters(comm, v, bins, 0.0);
+        bool mine = sp.converged;
+        for (int b = 0; b < bins; ++b) {
+            const std::uint64_t want = sp.total / static_cast<std::uint64_t>(bins) +
+                                       (static_cast<std::uint64_t>(b) < sp.total % static_cast<std::uint64_t>(bins) ? 1 : 0);
+            mine = mine && sp.bin_counts[static_cast<std::size_t>(b)] == want;
+        }
+        std::uint64_t expect = 0;
+        for (int b = 0; b < bins; ++b)
+            if (static_cast<long>(b) * p / bins == comm.rank()) expect += sp.bin_counts[static_cast<std::size_t>(b)];
+        const auto moved = sr::move_data(comm, v, sp.splitters);
+        mine = mine && v.size() == expect && moved.runs.size() == static_cast<std::size_t>(p) + 1 && moved.runs.back() == v.size();
+        for (std::size_t r = 0; mine && r + 1 < moved.runs.size(); ++r) // one sorted run per source rank
+            mine = std::is_sorted(v.begin() + static_cast<std::ptrdiff_t>(moved.runs[r]),
+                                  v.begin() + static_cast<std::ptrdiff_t>(moved.runs[r + 1]));
+        BOOST_TEST(mine, "trial " << trial << " bins " << bins << " rank " << comm.rank() << ": " << v.size()
+                                  << " items, expected " << expect);
+        ok = ok && mine;
+    }
+    BOOST_TEST(all_ok(ok));
+}
+
+// With one round allowed the search stops early: converged is false, the
+// closest splitters are used, and the sort is still correct (balance aside).
+BOOST_AUTO_TEST_CASE(bounded_rounds_fall_back)
+{
+    auto& comm = world();
+    auto rng = rng_for(5);
+    std::vector<std::uint64_t> v(2000);
+    for (auto& x : v) x = static_cast<std::uint64_t>(std::pow(1 + static_cast<double>(rng() % 1000000), 3)); // skewed
+    const auto input = gather_all(v);
+    sr::histogram_sort_options opt;
+    opt.tolerance = 0.0;
+    opt.search.max_iterations = 1;
+    const auto t = sr::histogram_sort(comm, v, std::less<>{}, opt);
+    BOOST_TEST(t.iterations <= 1);
+    const auto output = gather_all(v);
+    bool ok = std::is_sorted(v.begin(), v.end());
+    if (comm.rank() == 0) ok = ok && std::is_sorted(output.begin(), output.end()) && same_bits_sorted(input, output, std::less<>{});
+    BOOST_TEST(all_ok(ok));
+    if (comm.size() > 1) BOOST_TEST(!t.converged); // one round cannot hit exact targets here
+}
