@@ -81,6 +81,11 @@ public:
         for (const auto& r : results_) total += r.indices.size();
         std::vector<std::size_t> at(results_.size(), 0);
         write_through_sink(out, dimension, total, id, [&](auto& sink) {
+            if (results_.size() == 1) { // one tree: its entries are in order already
+                const auto& r = results_.front();
+                for (std::size_t k = 0; k < r.indices.size(); ++k) sink.put(r.indices[k], r.values[k]);
+                return sink.finish();
+            }
             for (;;) {
                 std::size_t pick = results_.size();
                 for (std::size_t k = 0; k < results_.size(); ++k)

@@ -461,24 +461,36 @@ private:
     {
         int cur = 0;
         scratch_[0].n = 0;
-        if (has_own) {
-            sparse_sink<T, std::uint32_t> sink(scratch_[0].idx, scratch_[0].val, id_);
-            own_->visit_window(lo, len, id_, [&](auto r) { drain(r, sink); });
-            scratch_[0].n = sink.count();
-        }
+        // The own entries are merged straight from the caller's vector with
+        // the first child block (on either side of it), not copied first.
+        bool own_pending = has_own;
         const std::size_t self = has_own ? static_cast<std::size_t>(shape_.self_position) : 0;
         auto apply = [&](std::size_t c, bool left) {
             with_child_block(c, len, [&](auto r) {
                 scratch& dst = scratch_[1 - cur];
                 sparse_sink<T, std::uint32_t> sink(dst.idx, dst.val, id_);
-                if (left) merge(r, scratch_[cur].reader(), sink, op_);
-                else merge(scratch_[cur].reader(), r, sink, op_);
+                if (own_pending) {
+                    own_->visit_window(lo, len, id_, [&](auto own) {
+                        if (left) merge(r, own, sink, op_);
+                        else merge(own, r, sink, op_);
+                    });
+                    own_pending = false;
+                } else if (left) {
+                    merge(r, scratch_[cur].reader(), sink, op_);
+                } else {
+                    merge(scratch_[cur].reader(), r, sink, op_);
+                }
                 dst.n = sink.count();
                 cur = 1 - cur;
             });
         };
         for (std::size_t c = self; c < children_.size(); ++c) apply(c, false);
         for (std::size_t c = self; c-- > 0;) apply(c, true);
+        if (own_pending) { // no children
+            sparse_sink<T, std::uint32_t> sink(scratch_[cur].idx, scratch_[cur].val, id_);
+            own_->visit_window(lo, len, id_, [&](auto r) { drain(r, sink); });
+            scratch_[cur].n = sink.count();
+        }
         if (shape_.sends) emit(scratch_[cur].reader(), len);
         else append_output(scratch_[cur].reader(), lo);
     }
@@ -495,6 +507,14 @@ private:
     template <class Reader>
     void append_output(Reader r, std::size_t lo)
     {
+        std::size_t most = 0; // entries this window can add: reserve once, not per push
+        if constexpr (requires { r.source(); }) most = r.source().size();
+        else most = r.n - r.k;
+        if (out_->indices.capacity() < out_->indices.size() + most) {
+            const std::size_t want = std::max(2 * out_->indices.capacity(), out_->indices.size() + most);
+            out_->indices.reserve(want);
+            out_->values.reserve(want);
+        }
         for (; !r.done(); r.next()) {
             ++sparse_work_;
             if (same_value(static_cast<T>(r.value()), id_)) continue;
