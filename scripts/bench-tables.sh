@@ -27,6 +27,28 @@ for f in "$dir"/p*.csv; do
 done
 for f in "$dir"/sim_*.csv; do
     [[ -s $f ]] || continue
+    echo "## $(basename "$f"): summary"
+    echo
+    echo "| P | density | lower bound us | best dense-wire model us | best fixed sparse_reduce policy us | automatic us | automatic's speedup over dense |"
+    echo "|---|---|---|---|---|---|---|"
+    awk -F, 'NR > 1 {
+        key = $3 " " $5
+        if (!(key in seen)) { seen[key] = 1; order[++n] = key }
+        bound[key] = $11
+        if ($1 ~ /^dense/) { if (!(key in dense) || $8 < dense[key]) dense[key] = $8 }
+        else if ($1 == "automatic") automatic[key] = $8
+        else if (!(key in best) || $8 < best[key]) { best[key] = $8; name[key] = $1 }
+    }
+    END {
+        for (i = 1; i <= n; i++) {
+            k = order[i]; split(k, a, " ")
+            printf "| %s | %s | %.0f | %.0f | %s %.0f | %.0f | %.2f |\n", a[1], a[2], bound[k], dense[k], name[k], best[k], automatic[k], dense[k] / automatic[k]
+        }
+    }' "$f"
+    echo
+done
+for f in "$dir"/sim_*.csv; do
+    [[ -s $f ]] || continue
     echo "## $(basename "$f")"
     awk -F, 'NR > 1 {
         cell = sprintf("P = %s, dimension %s, density %s, %s, network %s", $3, $4, $5, $6, $7)
