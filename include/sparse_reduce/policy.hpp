@@ -76,3 +76,23 @@ concept reduce_policy = requires(const P& p) {
 };
 
 } // namespace sparse_reduce
+
+// ---- allreduce (collective/allreduce.hpp, doc/allreduce.md) ----
+namespace sparse_reduce::policy {
+
+// reduce to rank 0 over `tree` (any reduce policy), then a pipelined
+// binomial broadcast of the result in wire blocks of segment_bytes (0: the tree's).
+template <reduce_policy Tree = automatic>
+struct reduce_broadcast {
+    Tree tree{};
+    std::size_t broadcast_segment_bytes = 0;
+};
+// Recursive doubling (SparCML's SSAR_Recursive_double): exchange partial
+// results with rank ^ 2^k, kept sparse until their index/value form
+// outgrows dense; extra ranks of a non-power-of-two P folded in first.
+struct recursive_doubling {
+    wire::format wire = wire::adaptive;
+    std::size_t segment_bytes = 0; // block length on the wire (0: default_segment_bytes)
+};
+
+} // namespace sparse_reduce::policy

@@ -9,7 +9,7 @@
 //   tree/    reduction trees as plain data (binomial, k-ary, binary, chain, optimal binary, two-tree)
 //   schedule/ trees plus windows: what every rank does, printable
 //   exec/    the per-rank state machine, the Boost.MPI executor, the simulator
-//   collective/  the public collectives: reduce and its plan, reduce_scatter (block,
+//   collective/  the public collectives: reduce and allreduce, and their plans, reduce_scatter (block,
 //                caller's or balanced index ranges)
 //   sort/    the distributed histogram sort: rebalance, find_splitters, move_data
 
@@ -50,6 +50,7 @@
 #include "policy.hpp"
 #include "report.hpp"
 #include "collective/reduce.hpp"
+#include "collective/allreduce.hpp"
 #include "exec/simulator.hpp"
 #include "collective/reduce_scatter.hpp"
 #include "collective/reduce_scatter_balanced.hpp"

@@ -1,0 +1,260 @@
+// sparse_reduce::allreduce against the serial fold on EVERY rank, at 1, 2,
+// 3, 4, 5 and 8 ranks: each algorithm (reduce_broadcast over several trees,
+// recursive_doubling, automatic) × representation (std::vector, the
+// std::span drop-in, index_value_vector, Eigen::SparseVector) × operation
+// (plus, min, a non-commutative one) × density 0.001 .. 1, plans, and the
+// error cases, which must end in exceptions on every rank, never in a hang.
+
+#define BOOST_TEST_MODULE allreduce
+#include "mpi_fixture.hpp"
+
+#include "../support/reference.hpp"
+
+#include <sparse_reduce/collective/allreduce.hpp>
+
+#include <Eigen/SparseCore>
+
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace sr = sparse_reduce;
+using namespace sparse_reduce_test;
+
+namespace {
+
+using any_policy = std::variant<sr::policy::reduce_broadcast<sr::policy::binomial>,
+                                sr::policy::reduce_broadcast<sr::policy::two_tree>,
+                                sr::policy::reduce_broadcast<sr::policy::chain>, sr::policy::reduce_broadcast<>,
+                                sr::policy::recursive_doubling, sr::policy::automatic>;
+
+// Small segments too, so that the broadcast pipelines over many blocks.
+std::vector<any_policy> policies(std::size_t seg)
+{
+    return {sr::policy::reduce_broadcast{.tree = sr::policy::binomial{.segment_bytes = seg}},
+            sr::policy::reduce_broadcast{.tree = sr::policy::two_tree{.segment_bytes = seg},
+                                         .broadcast_segment_bytes = seg ? 3 * seg : 0},
+            sr::policy::reduce_broadcast{.tree = sr::policy::chain{.wire = sr::wire::index_value}},
+            sr::policy::reduce_broadcast<>{},
+            sr::policy::recursive_doubling{.segment_bytes = seg},
+            sr::policy::automatic{.segment_bytes = seg}};
+}
+
+template <class T, class Op>
+std::vector<T> input_of(int rank, std::size_t n, double density, const Op& op, unsigned salt)
+{
+    std::mt19937_64 rng(salt * 7919u + static_cast<unsigned>(rank));
+    return random_dense<T>(rng, n, density, op);
+}
+
+template <class T, class Op>
+std::vector<T> serial_fold(int ranks, std::size_t n, double density, const Op& op, unsigned salt)
+{
+    std::vector<T> acc(n, sr::identity<T>(op));
+    for (int r = 0; r < ranks; ++r) acc = dense_fold(acc, input_of<T>(r, n, density, op, salt), op);
+    return acc;
+}
+
+enum class repr { vector, span, index_value, eigen };
+
+// One case on this rank: true iff this rank's result equals the fold.
+template <class T, class Op>
+bool check_case(const any_policy& pol, repr kind, std::size_t n, double density, const Op& op, unsigned salt,
+                std::string& why)
+{
+    auto& comm = world();
+    const auto mine = input_of<T>(comm.rank(), n, density, op, salt);
+    const auto want = serial_fold<T>(comm.size(), n, density, op, salt);
+    std::vector<T> got;
+    sr::report rep;
+    try {
+        std::visit(
+            [&](const auto& p) {
+                switch (kind) {
+                case repr::vector: rep = sr::allreduce(comm, mine, got, op, p); break;
+                case repr::span: {
+                    got.assign(n, T{});
+                    rep = sr::allreduce(comm, std::span<const T>(mine), std::span<T>(got), op, p);
+                    break;
+                }
+                case repr::index_value: {
+                    const auto in = sr::to_index_value(mine, op);
+                    sr::index_value_vector<T> out;
+                    rep = sr::allreduce(comm, in, out, op, p);
+                    got = sr::to_dense(out, op);
+                    break;
+                }
+                case repr::eigen:
+                    if constexpr (std::is_same_v<T, double>) {
+                        Eigen::SparseVector<double> in(static_cast<Eigen::Index>(n)), out;
+                        sr::convert_into(in, mine, op);
+                        rep = sr::allreduce(comm, in, out, op, p);
+                        got = sr::to_dense(out, op);
+                    }
+                    break;
+                }
+            },
+            pol);
+    } catch (const std::exception& e) {
+        why = e.what();
+        return false;
+    }
+    if (comm.size() > 1 && rep.messages_sent + rep.bytes_received == 0) {
+        why = "no traffic: " + rep.algorithm;
+        return false;
+    }
+    const long d = first_difference(got, want);
+    if (d >= 0) why = rep.algorithm + ": first difference at " + std::to_string(d);
+    return d < 0;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(every_algorithm_equals_the_serial_fold_on_every_rank)
+{
+    unsigned salt = 1;
+    for (std::size_t seg : {std::size_t{0}, std::size_t{256}})
+        for (const auto& pol : policies(seg))
+            for (double density : {0.001, 0.01, 0.1, 0.5, 1.0}) {
+                const std::size_t n = 3001;
+                for (repr kind : {repr::vector, repr::span, repr::index_value, repr::eigen}) {
+                    std::string why;
+                    const bool ok = check_case<double>(pol, kind, n, density, std::plus<>{}, ++salt, why);
+                    BOOST_TEST(all_ok(ok), "plus policy " << pol.index() << " seg " << seg << " density " << density
+                                                          << " repr " << int(kind) << ": " << why);
+                }
+                std::string why;
+                bool ok = check_case<double>(pol, repr::index_value, n, density, sr::min{}, ++salt, why);
+                BOOST_TEST(all_ok(ok), "min policy " << pol.index() << " density " << density << ": " << why);
+                ok = check_case<std::int64_t>(pol, repr::span, n, density, std::bit_or<>{}, ++salt, why);
+                BOOST_TEST(all_ok(ok), "bit_or policy " << pol.index() << " density " << density << ": " << why);
+                for (repr kind : {repr::vector, repr::index_value}) {
+                    ok = check_case<affine>(pol, kind, 1500, density, compose{}, ++salt, why);
+                    BOOST_TEST(all_ok(ok), "affine policy " << pol.index() << " seg " << seg << " density "
+                                                            << density << " repr " << int(kind) << ": " << why);
+                }
+            }
+}
+
+BOOST_AUTO_TEST_CASE(dimensions_zero_and_one)
+{
+    auto& comm = world();
+    for (const auto& pol : policies(0))
+        for (std::size_t n : {std::size_t{0}, std::size_t{1}}) {
+            const std::vector<double> in(n, comm.rank() % 2 ? 0.0 : 1.0);
+            std::vector<double> out;
+            bool ok = true;
+            try {
+                std::visit([&](const auto& p) { sr::allreduce(comm, in, out, std::plus<>{}, p); }, pol);
+                ok = out.size() == n && (n == 0 || out[0] == static_cast<double>((comm.size() + 1) / 2));
+            } catch (const std::exception&) {
+                ok = false;
+            }
+            BOOST_TEST(all_ok(ok), "policy " << pol.index() << " n " << n);
+        }
+}
+
+// A plan called repeatedly, with inputs that change between calls.
+BOOST_AUTO_TEST_CASE(plans_repeat)
+{
+    auto& comm = world();
+    const std::size_t n = 2000;
+    auto rd = sr::make_allreduce_plan(comm, n, sr::policy::recursive_doubling{});
+    auto rb = sr::make_allreduce_plan(comm, n, sr::policy::reduce_broadcast{.tree = sr::policy::binary{}});
+    auto au = sr::make_allreduce_plan(comm, n);
+    for (unsigned call = 0; call < 6; ++call) {
+        const double density = call % 2 ? 0.9 : 0.005;
+        const auto mine = input_of<double>(comm.rank(), n, density, std::plus<>{}, 500 + call);
+        const auto want = serial_fold<double>(comm.size(), n, density, std::plus<>{}, 500 + call);
+        sr::index_value_vector<double> a, b, c;
+        rd.allreduce(mine, a, std::plus<>{});
+        rb.allreduce(mine, b, std::plus<>{});
+        au.allreduce(mine, c, std::plus<>{});
+        BOOST_TEST(all_ok(first_difference(sr::to_dense(a), want) < 0 && first_difference(sr::to_dense(b), want) < 0 &&
+                          first_difference(sr::to_dense(c), want) < 0),
+                   "call " << call);
+    }
+}
+
+// Bytes: recursive doubling of sparse inputs sends far less than dense.
+BOOST_AUTO_TEST_CASE(sparse_inputs_stay_sparse_on_the_wire)
+{
+    auto& comm = world();
+    if (comm.size() < 2) return;
+    const std::size_t n = 100000;
+    const auto mine = input_of<double>(comm.rank(), n, 0.001, std::plus<>{}, 77);
+    std::vector<double> out;
+    const auto rep = sr::allreduce(comm, mine, out, std::plus<>{}, sr::policy::recursive_doubling{});
+    // each message at most P * 0.001 * n entries at 16 B, plus headers; dense would be 800 kB
+    BOOST_TEST(all_ok(rep.bytes_sent < 4 * rep.messages_sent * (static_cast<std::size_t>(comm.size()) * 200 * 12 + 1000)),
+               rep);
+    const auto rep2 = sr::allreduce(comm, mine, out, std::plus<>{},
+                                    sr::policy::recursive_doubling{.wire = sr::wire::dense});
+    BOOST_TEST(all_ok(rep2.bytes_sent >= rep2.messages_sent * n * sizeof(double)), rep2);
+}
+
+BOOST_AUTO_TEST_CASE(dimension_mismatch_throws_everywhere)
+{
+    auto& comm = world();
+    if (comm.size() < 2) return;
+    const int odd = comm.size() - 1;
+    for (const auto& pol : policies(256)) {
+        // one-shot: the plan's agreement
+        const std::vector<double> in(odd == comm.rank() ? 1001 : 1000, 1.0);
+        std::vector<double> out;
+        std::string what;
+        try {
+            std::visit([&](const auto& p) { sr::allreduce(comm, in, out, std::plus<>{}, p); }, pol);
+        } catch (const sr::error& e) {
+            what = e.what();
+        }
+        BOOST_TEST(all_ok(what.find("dimension mismatch") != std::string::npos), what);
+        // a plan's call with the wrong vector on one rank
+        what.clear();
+        try {
+            std::visit(
+                [&](const auto& p) {
+                    auto plan = sr::make_allreduce_plan(comm, 1000, p);
+                    plan.allreduce(in, out, std::plus<>{});
+                },
+                pol);
+        } catch (const sr::error& e) {
+            what = e.what();
+        }
+        BOOST_TEST(all_ok(!what.empty()), "policy " << pol.index());
+        if (comm.rank() == odd) BOOST_TEST(what.find("dimension mismatch") != std::string::npos, what);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(a_throwing_op_on_one_rank_throws_everywhere)
+{
+    auto& comm = world();
+    if (comm.size() < 2) return;
+    const int me = comm.rank();
+    for (const auto& pol : policies(0))
+        for (int victim : {0, comm.size() - 1}) {
+            auto op = sr::make_op(
+                [&](double a, double b) -> double {
+                    if (me == victim) throw std::runtime_error("user op failed");
+                    return a + b;
+                },
+                0.0, sr::commutative);
+            const std::vector<double> in(100, 1.0);
+            std::vector<double> out;
+            std::string what;
+            try {
+                std::visit([&](const auto& p) { sr::allreduce(comm, in, out, op, p); }, pol);
+            } catch (const sr::error& e) {
+                what = e.what();
+            }
+            // the victim may fold nothing (a leaf of the reduce tree): then the call succeeds everywhere
+            const bool threw = !what.empty();
+            const bool all_threw = all_ok(threw), none_threw = all_ok(!threw);
+            BOOST_TEST((all_threw || none_threw), "mixed outcome, policy " << pol.index());
+            if (threw) BOOST_TEST(what.find("user op failed") != std::string::npos, what);
+            if (me == victim && pol.index() == 4) BOOST_TEST(threw); // every rank of recursive doubling folds
+        }
+}
