@@ -71,6 +71,16 @@ struct options {
     std::size_t segment = 0;
 };
 
+// The wire a run used: "wire=..." in a report's or simulation's algorithm
+// text (automatic chooses it), else the policy's.
+std::string used_wire(const std::string& algorithm, sr::wire::format policy_wire)
+{
+    const auto at = algorithm.find("wire=");
+    if (at == std::string::npos) return sr::wire::to_string(policy_wire);
+    const auto end = algorithm.find_first_of(",)", at);
+    return algorithm.substr(at + 5, end == std::string::npos ? std::string::npos : end - at - 5);
+}
+
 template <class T> MPI_Datatype mpi_type();
 template <> MPI_Datatype mpi_type<double>() { return MPI_DOUBLE; }
 template <> MPI_Datatype mpi_type<float>() { return MPI_FLOAT; }
@@ -278,13 +288,13 @@ int run_cell(const boost::mpi::communicator& world, const options& o, Op op, MPI
             sr::report rep;
             if (wanted(sparse_name)) {
                 const auto t = time([&] { rep = plan.reduce(sparse, out, op); });
-                record(sparse_name, sr::wire::to_string(wires[wi]), t, rep.bytes_sent, rep.messages_sent,
+                record(sparse_name, used_wire(rep.algorithm, wires[wi]), t, rep.bytes_sent, rep.messages_sent,
                        me != root || close(densify<T>(n, out.indices(), out.values()), want));
             }
             if (wires[wi] != sr::wire::adaptive || !wanted(dense_name)) continue;
             std::vector<T> dout(n);
             const auto td = time([&] { rep = plan.reduce(std::span<const T>(dense), std::span<T>(dout), op); });
-            record(dense_name, sr::wire::to_string(wires[wi]), td, rep.bytes_sent, rep.messages_sent,
+            record(dense_name, used_wire(rep.algorithm, wires[wi]), td, rep.bytes_sent, rep.messages_sent,
                    me != root || close(dout, want));
         }
     };
@@ -369,7 +379,8 @@ int simulate(const options& o, const std::vector<int>& ranks, const std::string&
             if (!o.only.empty() && !name.starts_with(o.only) && !name.starts_with("dense")) return; // the baselines always
             auto r = sr::simulate_reduce(in, out, std::plus<>{}, o.root, policy, model);
             std::fprintf(stderr, "P=%d %s: %.1f us\n", p, name.c_str(), r.time * 1e6);
-            rows.push_back({std::move(name), sr::wire::to_string(policy.wire), std::move(r)});
+            const std::string wire = used_wire(r.algorithm, policy.wire);
+            rows.push_back({std::move(name), wire, std::move(r)});
         };
         // What MPI_Reduce does with a dense buffer, modelled: a binomial tree
         // without segments (its default for few, large messages) and a

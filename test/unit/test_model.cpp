@@ -188,6 +188,16 @@ BOOST_AUTO_TEST_CASE(model_picks_by_machine)
     t.machine = {.alpha = 0, .beta = 1e-9, .gamma = 0, .gamma_dense = 0};
     ch = sr::sreduce(stats(64, 1 << 21, 1.0), t);
     BOOST_TEST(ch.algo != sr::algorithm::binomial);
+    // merging is dear and the network fast: the dense wire, even at 1%
+    // density, where the caller left the wire to the library
+    t.machine = {.alpha = 1e-6, .beta = 1e-11, .gamma = 1e-7, .gamma_dense = 1e-10};
+    ch = sr::sreduce(stats(256, 1 << 18, 0.01), t);
+    BOOST_TEST((ch.wire == sr::wire::dense));
+    BOOST_TEST((sr::sreduce(stats(256, 1 << 18, 0.01), t, sr::wire::index_value).wire == sr::wire::index_value));
+    // a slow network: sparse blocks
+    t.machine = {.alpha = 1e-6, .beta = 1e-8, .gamma = 1e-9, .gamma_dense = 1e-10};
+    ch = sr::sreduce(stats(256, 1 << 18, 0.001), t);
+    BOOST_TEST((ch.wire == sr::wire::adaptive));
     // k of seed 001: overhead-bound calls get wide trees
     t.machine = {.alpha = 1e-3, .beta = 1e-12, .gamma = 1e-12, .gamma_dense = 1e-12};
     BOOST_TEST(sr::model_k(stats(64, 1 << 10, 0.01), t.machine) == 64);

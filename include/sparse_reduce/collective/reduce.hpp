@@ -225,6 +225,7 @@ schedule resolve_schedule(const Policy& policy, int size, int root, bool commuta
                           std::size_t value_bytes, std::span<const double> nnz, call_stats stats)
 {
     std::size_t segment = policy.segment_bytes;
+    wire::format format = policy.wire;
     std::vector<tree> trees;
     std::string selection;
     if constexpr (std::is_same_v<Policy, policy::optimal_binary>) {
@@ -237,6 +238,7 @@ schedule resolve_schedule(const Policy& policy, int size, int root, bool commuta
                                   policy.segment_bytes);
         trees = algorithm_trees(ch.algo, ch.k, size, root, commutative);
         segment = ch.segment_bytes;
+        format = ch.wire;
         selection = "automatic: " + describe(ch);
     } else if constexpr (std::is_same_v<Policy, policy::k_ary>) {
         const int k = policy.k > 0 ? policy.k : model_k(stats, current_tuning().machine);
@@ -245,7 +247,7 @@ schedule resolve_schedule(const Policy& policy, int size, int root, bool commuta
         trees = algorithm_trees(algorithm_of<Policy>, 0, size, root, commutative);
     }
     schedule s = make_schedule(std::move(trees), dimension, value_bytes, segment ? segment : default_segment_bytes,
-                               policy.wire);
+                               format);
     s.selection = std::move(selection);
     return s;
 }

@@ -9,6 +9,8 @@
 //                                     bytes, in ceil(bytes / segment) messages
 //   a node's fold                     dense when its inputs' entries reach a
 //                                     quarter of the window (as the node does)
+//   with wire::dense                  every stream C * value bytes, and every
+//                                     node with children folds densely
 //
 // and composes them as a pipeline:
 //
@@ -48,6 +50,7 @@ inline double predicted_time(const schedule& s, const workload& w, const cost_mo
     const double C = static_cast<double>(s.dimension), vb = m.value_bytes;
     const double seg = static_cast<double>(std::max<std::size_t>(1, s.segment_bytes));
     const double setup = w.dense_input ? m.gamma_dense * C : m.gamma * w.entries;
+    const bool dense_wire = s.format == wire::format::dense;
     std::vector<double> link(static_cast<std::size_t>(p), 0), cpu(static_cast<std::size_t>(p), setup);
     std::vector<double> pieces(static_cast<std::size_t>(p), 1);
     double first = 0;
@@ -74,22 +77,23 @@ inline double predicted_time(const schedule& s, const workload& w, const cost_mo
             double in_entries = f * w.entries, dense = 0, sparse = 0;
             for (int c : kids) in_entries += entries[static_cast<std::size_t>(c)];
             const bool sends = t.parent[v] >= 0 || t.top != t.destination;
-            if ((!sends && w.dense_output) || 4 * in_entries >= Cf) {
+            if ((!sends && w.dense_output) || 4 * in_entries >= Cf || (dense_wire && !kids.empty())) {
                 dense += Cf;
                 if (!w.dense_input) sparse += f * w.entries; // own entries scattered in
                 for (int c : kids) {
                     const auto cc = static_cast<std::size_t>(c);
-                    if (entries[cc] * (m.index_bytes + vb) >= Cf * vb) dense += Cf;
+                    if (dense_wire || entries[cc] * (m.index_bytes + vb) >= Cf * vb) dense += Cf;
                     else sparse += entries[cc];
                 }
                 if (sends) dense += Cf;
                 else if (!w.dense_output) sparse += entries[v];
             } else {
                 sparse += in_entries + entries[v];
+                if (dense_wire && sends) dense += Cf; // the sparse result written out as a dense block
             }
             const double work = m.gamma_dense * dense + m.gamma * sparse;
 
-            const double payload = std::min(entries[v] * (m.index_bytes + vb), Cf * vb);
+            const double payload = dense_wire ? Cf * vb : std::min(entries[v] * (m.index_bytes + vb), Cf * vb);
             msgs[v] = std::max(1.0, std::ceil(payload / seg));
             bytes[v] = payload + msgs[v] * m.header_bytes;
 

@@ -17,13 +17,18 @@
 //                                                    two trees
 //
 // The segment size is the model's best of a few candidates in every case
-// (unless the caller fixed one); the wire format is the caller's, adaptive
-// by default, which already picks dense, index/value or RLE per block.
+// (unless the caller fixed one). The wire format is the caller's; where it
+// is adaptive (the default, which picks dense, index/value or RLE per
+// block) the model also weighs the dense wire: on a fast network a sparse
+// merge (γ per entry) can cost more than sending the window dense (β per
+// byte) and folding it densely (γ_dense per element), and then a dense
+// pipeline wins even on sparse data.
 
 #include <algorithm>
 #include <cstddef>
 #include <limits>
 #include <ostream>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -173,13 +178,15 @@ inline choice sreduce(const call_stats& c, const tuning& tune, wire::format wire
     const int k = model_k(c, tune.machine);
     choice best;
     best.predicted = std::numeric_limits<double>::infinity();
-    for (algorithm a : {algorithm::binomial, algorithm::k_ary, algorithm::binary, algorithm::chain, algorithm::two_tree}) {
-        // Two trees need P >= 4: below, one tree's top is not the root and
-        // the root's own half travels out and back (0 -> 1 -> 0).
-        if (a == algorithm::two_tree && c.ranks < 4) continue;
-        const choice ch = best_segment(c, tune.machine, a, k, wire, segment_bytes);
-        if (ch.predicted < 0.95 * best.predicted) best = ch;
-    }
+    const wire::format callers[] = {wire}, either[] = {wire::adaptive, wire::dense};
+    for (wire::format w : wire == wire::adaptive ? std::span<const wire::format>(either) : std::span<const wire::format>(callers))
+        for (algorithm a : {algorithm::binomial, algorithm::k_ary, algorithm::binary, algorithm::chain, algorithm::two_tree}) {
+            // Two trees need P >= 4: below, one tree's top is not the root and
+            // the root's own half travels out and back (0 -> 1 -> 0).
+            if (a == algorithm::two_tree && c.ranks < 4) continue;
+            const choice ch = best_segment(c, tune.machine, a, k, w, segment_bytes);
+            if (ch.predicted < 0.95 * best.predicted) best = ch;
+        }
     best.rule = "model (no threshold rule fits)";
     return best;
 }
