@@ -161,23 +161,31 @@ std::size_t encode_partial(const partial<T>* p, std::size_t dimension, std::size
 template <class T>
 partial<T> decode_partial(std::span<const std::byte> bytes, std::size_t dimension, std::size_t window, const T& id)
 {
-    partial<T> p;
-    std::vector<std::uint64_t> idx;
-    std::vector<T> val;
-    std::size_t at = 0;
+    // parse every block first: their forms say whether the result is dense
+    std::vector<wire::block_view<T>> views;
+    std::size_t at = 0, entries = 0;
     for (std::size_t lo = 0; lo < dimension; lo += window) {
-        const auto v = wire::parse_block<T>(bytes.subspan(at), std::min(window, dimension - lo));
-        append_entries(v, lo, id, idx, val);
+        views.push_back(wire::parse_block<T>(bytes.subspan(at), std::min(window, dimension - lo)));
+        const auto& v = views.back();
+        const bool listed = v.tag == wire::block_tag::index_value16 || v.tag == wire::block_tag::index_value32;
+        entries += listed ? v.count : v.length; // a dense or RLE block: counted as full
         at += v.bytes;
     }
     if (at != bytes.size()) fail("malformed message: " + std::to_string(bytes.size() - at) + " bytes after the last block");
-    if (dense_is_smaller<T>(idx.size(), dimension)) {
+    partial<T> p;
+    if (dense_is_smaller<T>(entries, dimension)) { // decoded in place, dense blocks by memcpy
         p.is_dense = true;
-        p.dense.assign(dimension, id);
-        for (std::size_t k = 0; k < idx.size(); ++k) p.dense[idx[k]] = val[k];
-    } else {
-        p.sparse = index_value_vector<T, std::uint64_t>(dimension, idx, val);
+        p.dense.resize(dimension);
+        for (std::size_t k = 0; k < views.size(); ++k)
+            wire::decode_block_into(views[k], id, std::span<T>(p.dense.data() + k * window, views[k].length));
+        return p;
     }
+    std::vector<std::uint64_t> idx;
+    std::vector<T> val;
+    idx.reserve(entries);
+    val.reserve(entries);
+    for (std::size_t k = 0; k < views.size(); ++k) append_entries(views[k], k * window, id, idx, val);
+    p.sparse = index_value_vector<T, std::uint64_t>(dimension, idx, val);
     return p;
 }
 
