@@ -465,6 +465,7 @@ private:
         }
         MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);
         if (!error_text.empty()) detail::fail(error_text);
+        if (!failure.empty()) detail::fail(failure); // reduce reports every failure to the root: not expected here
         if constexpr (RO::kind != repr_kind::dense)
             if (me != 0) convert_into(out, index_value_vector<T, std::uint64_t>(dimension_, idx, val), op);
         rep.algorithm = "reduce_broadcast(" + rep.algorithm + ", broadcast segment=" +
