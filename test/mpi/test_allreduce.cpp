@@ -258,3 +258,39 @@ BOOST_AUTO_TEST_CASE(a_throwing_op_on_one_rank_throws_everywhere)
             if (me == victim && pol.index() == 4) BOOST_TEST(threw); // every rank of recursive doubling folds
         }
 }
+
+BOOST_AUTO_TEST_CASE(a_corrupt_input_on_one_rank_throws_everywhere)
+{
+    auto& comm = world();
+    const int bad = comm.size() - 1;
+    for (const auto& pol : policies(0)) {
+        Eigen::SparseVector<double> in(50);
+        in.insert(3) = 1.0;
+        in.insert(7) = 2.0;
+        if (comm.rank() == bad) std::swap(in.innerIndexPtr()[0], in.innerIndexPtr()[1]); // indices out of order
+        Eigen::SparseVector<double> out;
+        std::string what;
+        try {
+            std::visit([&](const auto& p) { sr::allreduce(comm, in, out, std::plus<>{}, p); }, pol);
+        } catch (const sr::error& e) {
+            what = e.what();
+        }
+        BOOST_TEST(all_ok(what.find("not strictly increasing") != std::string::npos), "policy " << pol.index() << ": " << what);
+    }
+}
+
+// The model automatic decides with: sparse results favour recursive
+// doubling; dense ones at many ranks favour reduce then broadcast, whose
+// pipelines move the result about twice instead of log2 P times.
+BOOST_AUTO_TEST_CASE(automatic_model_prefers_by_density)
+{
+    const sr::cost_model m{};
+    const double C = 1 << 20;
+    const auto sparse = sr::detail::estimate_allreduce(64, 1e-4 * C, C, 8, 131072, m);
+    BOOST_TEST(sparse.recursive_doubling < sparse.reduce_broadcast);
+    const auto dense = sr::detail::estimate_allreduce(64, C, C, 8, 131072, m);
+    BOOST_TEST(dense.reduce_broadcast < dense.recursive_doubling);
+    // non-power-of-two P costs recursive doubling a fold and a send back
+    BOOST_TEST(sr::detail::estimate_allreduce(5, 1e-3 * C, C, 8, 131072, m).recursive_doubling >
+               sr::detail::estimate_allreduce(4, 1e-3 * C, C, 8, 131072, m).recursive_doubling);
+}
