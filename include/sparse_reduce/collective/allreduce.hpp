@@ -9,8 +9,9 @@
 // every rank, in the caller's type. Algorithms (doc/allreduce.md):
 //
 //   policy::reduce_broadcast{.tree = P}  reduce's plan with policy P to rank 0,
-//       then a pipelined binomial broadcast of the result, one wire block
-//       per segment, each forwarded as soon as it arrives.
+//       then a pipelined binomial broadcast of the result: wire blocks of one
+//       segment of the index space each, packed into messages of about the
+//       segment size, each forwarded as soon as it arrives.
 //   policy::recursive_doubling{}  log2 P exchanges of whole partial results
 //       with rank ^ 2^k; a partial is index/value until that outgrows dense,
 //       then dense; on the wire, per block, whichever form is smaller.
@@ -429,36 +430,62 @@ private:
             if (me != 0) dense_out = RO::output(out, dimension_).data();
         std::vector<std::uint64_t> idx;
         std::vector<T> val;
-        std::vector<detail::wire_buffer> segments((dimension_ + window - 1) / window);
+        // A message: a word with its number of blocks, then blocks of one
+        // window each, cut once it reaches the segment size (a sparse result
+        // travels in few messages, a dense one one window per message).
+        const std::size_t windows = (dimension_ + window - 1) / window;
+        std::vector<detail::wire_buffer> messages;
         std::string error_text;
-        for (std::size_t s = 0; s < segments.size(); ++s) {
-            const std::size_t lo = s * window, len = std::min(window, dimension_ - lo);
-            std::size_t n = 0;
+        for (std::size_t next = 0; next < windows;) {
+            detail::wire_buffer buf(1);
+            std::size_t n = 8, blocks = 0;
             if (me == 0) {
-                n = detail::append_block(root_result, root_dense, lo, len, id, fmt, segments[s], 0);
+                do {
+                    const std::size_t lo = next * window;
+                    n = detail::append_block(root_result, root_dense, lo, std::min(window, dimension_ - lo), id, fmt,
+                                             buf, n);
+                    ++next;
+                    ++blocks;
+                } while (next < windows && n < seg_bytes);
+                buf[0] = blocks;
             } else {
                 MPI_Status st;
                 int count = 0;
                 MPI_Probe(parent, detail::broadcast_block_tag, private_, &st);
                 MPI_Get_count(&st, MPI_BYTE, &count);
                 n = static_cast<std::size_t>(count);
-                segments[s].resize(n / 8 + 1);
-                MPI_Recv(segments[s].data(), count, MPI_BYTE, parent, detail::broadcast_block_tag, private_,
-                         MPI_STATUS_IGNORE);
+                buf.resize(n / 8 + 1);
+                MPI_Recv(buf.data(), count, MPI_BYTE, parent, detail::broadcast_block_tag, private_, MPI_STATUS_IGNORE);
                 rep.bytes_received += n;
+                blocks = n >= 8 ? static_cast<std::size_t>(buf[0]) : 0;
+                if (blocks == 0 || blocks > windows - next) { // cannot be from the root: stop the stream here
+                    error_text = "rank " + std::to_string(me) + ": malformed broadcast message";
+                    blocks = windows - next;
+                }
             }
+            messages.push_back(std::move(buf));
             for (int c : children) {
                 reqs.emplace_back();
-                MPI_Isend(segments[s].data(), static_cast<int>(n), MPI_BYTE, c, detail::broadcast_block_tag, private_,
-                          &reqs.back());
+                MPI_Isend(messages.back().data(), static_cast<int>(n), MPI_BYTE, c, detail::broadcast_block_tag,
+                          private_, &reqs.back());
                 rep.bytes_sent += n;
                 ++rep.messages_sent;
             }
-            if (me == 0 || !error_text.empty()) continue;
+            if (me == 0) continue;
+            const std::size_t first = next;
+            next += blocks;
+            if (!error_text.empty()) continue;
             try { // decoded after forwarding, so the subtree is not held up
-                const auto v = wire::parse_block<T>(detail::bytes_of(segments[s], n), len);
-                if (dense_out) wire::decode_block_into(v, id, std::span<T>(dense_out + lo, len));
-                else detail::append_entries(v, lo, id, idx, val);
+                const auto bytes = detail::bytes_of(messages.back(), n);
+                std::size_t at = 8;
+                for (std::size_t w = first; w < next; ++w) {
+                    const std::size_t lo = w * window, len = std::min(window, dimension_ - lo);
+                    const auto v = wire::parse_block<T>(bytes.subspan(at), len);
+                    at += v.bytes;
+                    if (dense_out) wire::decode_block_into(v, id, std::span<T>(dense_out + lo, len));
+                    else detail::append_entries(v, lo, id, idx, val);
+                }
+                if (at != n) detail::fail("malformed broadcast message: bytes after its blocks");
             } catch (const std::exception& e) {
                 error_text = detail::failure_text(me, e); // this rank's own: the data were checked by the root
             }
