@@ -228,6 +228,11 @@ BOOST_AUTO_TEST_CASE(seed_rule_matches_brute_force_where_delta_is_nonnegative)
                tt::tolerance(1e-12));
     BOOST_TEST(rep::seed_group_size(mesh_system::RS2, p) <= 2);
     BOOST_TEST(rep::optimal_group_size(mesh_system::RS2, p) == 16);
+    // K <= 0 (N^2 N_a T_x <= 2): T_o falls all the way, the best x is N; the seed's rule is defined, not NaN
+    const rep::params flat{.N = 4, .N_a = 0.01, .T_x = 1, .T_m = 1};
+    BOOST_TEST(rep::optimal_group_size(mesh_system::WS1, flat) == 4);
+    const int s = rep::seed_group_size(mesh_system::WS1, flat);
+    BOOST_TEST((s >= 1 && s <= 4));
 }
 
 // Smaller alpha (wrapped meshes) never prefers a smaller group (the seed's closing remark).

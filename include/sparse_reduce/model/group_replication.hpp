@@ -213,6 +213,7 @@ inline int seed_group_size(mesh_system sys, const params& p)
     int best = 1;
     double best_t = std::numeric_limits<double>::infinity();
     for (double v : {std::ceil(r.x_e), std::floor(r.x_e), std::ceil(r.x_o), std::floor(r.x_o)}) {
+        if (std::isnan(v)) continue; // K <= 0: no root (T_o falls all the way; the rule does not apply)
         const int x = static_cast<int>(std::clamp(v, 1.0, static_cast<double>(p.N)));
         const double t = square_total_time(sys, x, p);
         if (t < best_t) best_t = t, best = x;
