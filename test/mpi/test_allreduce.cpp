@@ -236,12 +236,7 @@ BOOST_AUTO_TEST_CASE(a_throwing_op_on_one_rank_throws_everywhere)
     const int me = comm.rank();
     for (const auto& pol : policies(0))
         for (int victim : {0, comm.size() - 1}) {
-            auto op = sr::make_op(
-                [&](double a, double b) -> double {
-                    if (me == victim) throw std::runtime_error("user op failed");
-                    return a + b;
-                },
-                0.0, sr::commutative);
+            auto op = sparse_reduce_test::plus_failing_on(me, victim);
             const std::vector<double> in(100, 1.0);
             std::vector<double> out;
             std::string what;

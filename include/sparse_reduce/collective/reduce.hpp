@@ -113,7 +113,8 @@ auto make_own_input(const In& in, const stream_config& cfg, const T& id, bool co
     if (!count_windows) return own;
     if (grain && cfg.window % grain == 0 && !blocks.empty()) {
         own.window_entries.assign(cfg.windows(), 0);
-        for (std::size_t b = 0; b < blocks.size(); ++b) own.window_entries[b * grain / cfg.window] += blocks[b];
+        for (std::size_t b = 0; b < blocks.size(); ++b) // empty blocks skipped: a sparse call has mostly those
+            if (blocks[b]) own.window_entries[b * grain / cfg.window] += blocks[b];
     } else {
         own.window_entries = block_entries<T>(in, cfg.dimension, cfg.window, id);
     }
@@ -168,7 +169,7 @@ inline std::vector<double> local_stats(double entries, std::size_t dimension, bo
     v[2] = dense_input;
     if (dimension)
         for (std::size_t b = 0; b < blocks.size(); ++b)
-            v[3 + std::min(stats_buckets - 1, b * grain * stats_buckets / dimension)] += blocks[b];
+            if (blocks[b]) v[3 + std::min(stats_buckets - 1, b * grain * stats_buckets / dimension)] += blocks[b];
     return v;
 }
 
