@@ -94,5 +94,33 @@ struct recursive_doubling {
     wire::format wire = wire::adaptive;
     std::size_t segment_bytes = 0; // block length on the wire (0: default_segment_bytes)
 };
+// Seed 002's group-replicated accumulation on a 2D mesh of ranks. The mesh:
+// the communicator's own 2D cartesian topology (MPI_Cart_create, Boost.MPI's
+// cartesian_communicator; periodic in both dimensions = wrapped-around),
+// else mesh_rows x mesh_cols, else MPI_Dims_create(P, 2); rank r at (r /
+// cols, r % cols), as MPI numbers a cartesian communicator. Groups of
+// group_rows x group_cols neighbouring ranks (dividing the mesh's sides) each
+// hold one replica of the vector, in block ranges over their members:
+//   updating     reduce_scatter within the group (each member gets its range)
+//   integration  recursive doubling across the corresponding members of all groups
+//   broadcasting allgather of the integrated ranges within the group
+// group_rows = group_cols = 0: the shape seed 002's model finds best
+// (model/group_replication.hpp), from the first call's mean density, the
+// tuned machine and `links`; fixed for a plan after that.
+struct grouped {
+    int group_rows = 0, group_cols = 0;
+    int mesh_rows = 0, mesh_cols = 0;
+    bool bidirectional_links = true;   // the model's RS2/WS2 (else RS1/WS1)
+    wire::format wire = wire::adaptive;
+    std::size_t segment_bytes = 0;     // block length on the wire (0: default_segment_bytes)
+    std::string tuning_file{};         // for the model: else $SPARSE_REDUCE_TUNING, else defaults
+    std::optional<sparse_reduce::tuning> tuned{};
+};
+// SparCML's SSAR_Split_allgather: reduce_scatter by block ranges, then an
+// allgather of the reduced ranges (grouped with one group of all ranks).
+struct split_allgather {
+    wire::format wire = wire::adaptive;
+    std::size_t segment_bytes = 0;
+};
 
 } // namespace sparse_reduce::policy

@@ -29,7 +29,19 @@ namespace {
 using any_policy = std::variant<sr::policy::reduce_broadcast<sr::policy::binomial>,
                                 sr::policy::reduce_broadcast<sr::policy::two_tree>,
                                 sr::policy::reduce_broadcast<sr::policy::chain>, sr::policy::reduce_broadcast<>,
-                                sr::policy::recursive_doubling, sr::policy::automatic>;
+                                sr::policy::recursive_doubling, sr::policy::automatic, sr::policy::split_allgather,
+                                sr::policy::grouped>;
+
+// Groups of whole rows on a (P / q) x q mesh, q the least prime factor of P:
+// groups of q consecutive ranks, P / q of them.
+sr::policy::grouped whole_row_groups()
+{
+    const int P = world().size();
+    int q = 2;
+    while (q < P && P % q != 0) ++q;
+    q = std::min(q, P);
+    return {.group_rows = 1, .group_cols = q, .mesh_rows = P / q, .mesh_cols = q};
+}
 
 // Small segments too, so that the broadcast pipelines over many blocks.
 std::vector<any_policy> policies(std::size_t seg)
@@ -40,7 +52,11 @@ std::vector<any_policy> policies(std::size_t seg)
             sr::policy::reduce_broadcast{.tree = sr::policy::chain{.wire = sr::wire::index_value}},
             sr::policy::reduce_broadcast<>{},
             sr::policy::recursive_doubling{.segment_bytes = seg},
-            sr::policy::automatic{.segment_bytes = seg}};
+            sr::policy::automatic{.segment_bytes = seg},
+            sr::policy::split_allgather{.segment_bytes = seg},
+            sr::policy::grouped{.segment_bytes = seg},                  // the model's groups on MPI_Dims_create's mesh
+            sr::policy::grouped{.group_rows = 1, .group_cols = 1},      // group size 1: allreduce across all
+            whole_row_groups()};
 }
 
 template <class T, class Op>

@@ -38,6 +38,7 @@
 #include <cstdint>
 #include <cstring>
 #include <exception>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -58,7 +59,9 @@
 #include "../report.hpp"
 #include "../select/tuning.hpp"
 #include "../wire/block.hpp"
+#include "../select/group_shape.hpp"
 #include "reduce.hpp"
+#include "reduce_scatter.hpp"
 
 namespace sparse_reduce {
 namespace detail {
@@ -142,6 +145,24 @@ void append_entries(const wire::block_view<T>& v, std::size_t lo, const T& id, s
             val.push_back(r.value());
         }
     });
+}
+
+// Decodes the blocks of local windows [from, to) (`from` a multiple of
+// `window`) starting at byte `at`: into dense_out + base (when given), else
+// appended as entries at base + offset. Returns the byte after them.
+template <class T>
+std::size_t decode_blocks(std::span<const std::byte> bytes, std::size_t at, std::size_t base, std::size_t from,
+                          std::size_t to, std::size_t window, const T& id, T* dense_out, std::vector<std::uint64_t>& idx,
+                          std::vector<T>& val)
+{
+    for (std::size_t lo = from; lo < to; lo += window) {
+        const std::size_t len = std::min(window, to - lo);
+        const auto v = wire::parse_block<T>(bytes.subspan(at), len);
+        at += v.bytes;
+        if (dense_out) wire::decode_block_into(v, id, std::span<T>(dense_out + base + lo, len));
+        else append_entries(v, base + lo, id, idx, val);
+    }
+    return at;
 }
 
 // A whole partial as blocks of `window` elements, behind an 8-byte status
@@ -254,6 +275,113 @@ inline std::string failure_text(int me, const std::exception& e)
     return what.find("rank ") != std::string::npos ? what : "rank " + std::to_string(me) + ": " + what;
 }
 
+// A call's outcome on this rank so far: its own failure, or 1 + a failed
+// rank it heard of. Ranks that failed go on taking part with empty data, so
+// nobody waits; agree_and_throw settles it at the end.
+struct call_status {
+    explicit call_status(int r) : rank(r) {}
+    int rank; // in the plan's communicator (statuses name ranks by it)
+    std::string failure;
+    std::int64_t heard = 0;
+    bool failed() const { return !failure.empty() || heard != 0; }
+    std::int64_t word() const { return !failure.empty() ? rank + 1 : heard; }
+    void fail_here(const std::exception& e)
+    {
+        if (failure.empty()) failure = failure_text(rank, e);
+    }
+    void hear(std::int64_t status)
+    {
+        if (!heard) heard = status;
+    }
+};
+
+template <class T>
+std::size_t window_of(std::size_t segment_bytes)
+{
+    return std::max<std::size_t>(1, (segment_bytes ? segment_bytes : default_segment_bytes) / sizeof(T));
+}
+
+// Any input as a partial: dense once that is smaller.
+template <class In, class Op>
+partial<value_type_of<In>> partial_of(const In& in, std::size_t dimension, const Op& op)
+{
+    partial<value_type_of<In>> p;
+    if (dense_is_smaller<value_type_of<In>>(stored_entries(in), dimension)) {
+        p.is_dense = true;
+        convert_into(p.dense, in, op);
+    } else {
+        convert_into(p.sparse, in, op);
+    }
+    return p;
+}
+
+// Recursive doubling over pc of the partials `acc` (dimension entries each);
+// returns the whole reduction. A failed rank (st) exchanges status words only.
+template <class T, class Op>
+partial<T> recursive_doubling(MPI_Comm pc, partial<T> acc, std::size_t dimension, const Op& op, wire::format fmt,
+                              std::size_t window, report& rep, call_status& st)
+{
+    if constexpr (!rle_value<T>)
+        if (fmt == wire::rle) fail("the rle wire format needs float or double values");
+    int me = 0, P = 1;
+    MPI_Comm_rank(pc, &me);
+    MPI_Comm_size(pc, &P);
+    const T id = identity<T>(op);
+    wire_buffer sendbuf, recvbuf;
+    // One step with `partner`: send ours (if send), receive theirs (if
+    // receive) and fold it in on the side its ranks' order says, or take it.
+    enum class fold { theirs_left, theirs_right, replace };
+    const auto step = [&](int partner, bool send, bool receive, fold how) {
+        std::size_t n = 0;
+        if (send) {
+            n = encode_partial(st.failed() ? nullptr : &acc, dimension, window, id, fmt, st.word(), sendbuf);
+            rep.bytes_sent += n;
+            ++rep.messages_sent;
+        }
+        const std::size_t got = exchange(pc, partner, sendbuf, n, recvbuf, send, receive);
+        if (!receive) return;
+        rep.bytes_received += got;
+        try {
+            if (got < 8) fail("malformed message: " + std::to_string(got) + " bytes");
+            const auto their_status = static_cast<std::int64_t>(recvbuf[0]);
+            if (their_status != 0) return st.hear(their_status);
+            if (st.failed()) return;
+            auto theirs = decode_partial<T>(bytes_of(recvbuf, got).subspan(8), dimension, window, id);
+            acc = how == fold::replace      ? std::move(theirs)
+                  : how == fold::theirs_left ? combine_partials(theirs, acc, op, dimension)
+                                             : combine_partials(acc, theirs, op, dimension);
+        } catch (const std::exception& e) {
+            st.fail_here(e);
+        }
+    };
+
+    const int pow2 = static_cast<int>(std::bit_floor(static_cast<unsigned>(P)));
+    const int extra = P - pow2;
+    // fold: 2i+1 -> 2i for i < extra; virtual rank vr over pow2 ranks keeps the order
+    int vr = -1;
+    if (me < 2 * extra) {
+        if (me % 2) step(me - 1, true, false, fold::replace);
+        else {
+            step(me + 1, false, true, fold::theirs_right);
+            vr = me / 2;
+        }
+    } else {
+        vr = me - extra;
+    }
+    const auto real = [&](int v) { return v < extra ? 2 * v : v + extra; };
+    if (vr >= 0)
+        for (int mask = 1; mask < pow2; mask <<= 1) {
+            const int pv = vr ^ mask;
+            step(real(pv), true, true, pv < vr ? fold::theirs_left : fold::theirs_right);
+        }
+    // send the result back to the folded ranks
+    if (me < 2 * extra) {
+        if (me % 2) step(me - 1, false, true, fold::replace);
+        else step(me + 1, true, false, fold::replace);
+    }
+    return acc;
+}
+
 // ---- the model automatic chooses with (doc/allreduce.md) ----
 
 struct allreduce_estimate {
@@ -299,10 +427,164 @@ struct tree_policy_of<P> {
     using type = std::remove_cvref_t<decltype(std::declval<const P&>().tree)>;
 };
 
+// ---- grouped (seed 002) and split-allgather ----
+
+template <class P>
+inline constexpr bool is_grouped = std::same_as<P, policy::grouped> || std::same_as<P, policy::split_allgather>;
+
+// The mesh a grouped plan sees (policy::grouped's comment).
+inline mesh_shape mesh_of(MPI_Comm comm, int rows, int cols)
+{
+    int P = 1, topo = MPI_UNDEFINED;
+    MPI_Comm_size(comm, &P);
+    MPI_Topo_test(comm, &topo);
+    if (topo == MPI_CART && rows == 0 && cols == 0) {
+        int nd = 0;
+        MPI_Cartdim_get(comm, &nd);
+        if (nd < 1 || nd > 2)
+            fail("grouped: the communicator is a " + std::to_string(nd) + "-dimensional cartesian one; 1 or 2 needed");
+        int dims[2] = {1, 1}, periods[2] = {1, 1}, coords[2] = {0, 0};
+        MPI_Cart_get(comm, nd, dims + (2 - nd), periods + (2 - nd), coords + (2 - nd));
+        return {dims[0], dims[1], periods[0] && periods[1]};
+    }
+    if (rows || cols) {
+        if (rows < 1 || cols < 1 || static_cast<long long>(rows) * cols != P)
+            fail("grouped: a " + std::to_string(rows) + "x" + std::to_string(cols) + " mesh for " + std::to_string(P) +
+                 " ranks");
+        return {rows, cols, false};
+    }
+    int dims[2] = {0, 0};
+    MPI_Dims_create(P, 2, dims);
+    return {dims[0], dims[1], false};
+}
+
+// A grouped plan's communicators: `group` (its members, in member order)
+// and `across` (the members of the same position in every group, in group
+// order), and the block ranges of the members.
+struct group_layout {
+    group_shape shape;
+    boost::mpi::communicator group, across;
+    MPI_Comm group_pc = MPI_COMM_NULL, across_pc = MPI_COMM_NULL;
+    std::vector<std::size_t> ranges;
+    int member = 0;
+};
+
+inline group_layout make_group_layout(MPI_Comm pc, const mesh_shape& m, const group_shape& g, std::size_t dimension)
+{
+    int me = 0;
+    MPI_Comm_rank(pc, &me);
+    const int row = me / m.cols, col = me % m.cols;
+    const int gid = (row / g.rows) * (m.cols / g.cols) + col / g.cols;
+    group_layout l;
+    l.shape = g;
+    l.member = (row % g.rows) * g.cols + col % g.cols;
+    MPI_Comm group = MPI_COMM_NULL, across = MPI_COMM_NULL;
+    MPI_Comm_split(pc, gid, l.member, &group);
+    MPI_Comm_split(pc, l.member, gid, &across);
+    l.group = boost::mpi::communicator(group, boost::mpi::comm_take_ownership);
+    l.across = boost::mpi::communicator(across, boost::mpi::comm_take_ownership);
+    l.group_pc = group; // new communicators: nobody else's messages on them
+    l.across_pc = across;
+    l.ranges = block_ranges(dimension, g.size());
+    return l;
+}
+
+// Entries of a reduce_scatter piece (global indices in [lo, lo + len)) as a
+// partial over [0, len).
+template <class T>
+partial<T> local_partial(const index_value_vector<T, std::uint64_t>& piece, std::size_t lo, std::size_t len, const T& id)
+{
+    const auto idx = piece.indices();
+    const auto val = piece.values();
+    partial<T> p;
+    if (dense_is_smaller<T>(idx.size(), len)) {
+        p.is_dense = true;
+        p.dense.assign(len, id);
+        for (std::size_t k = 0; k < idx.size(); ++k) p.dense[idx[k] - lo] = val[k];
+        return p;
+    }
+    std::vector<std::uint64_t> local(idx.size());
+    for (std::size_t k = 0; k < idx.size(); ++k) local[k] = idx[k] - lo;
+    p.sparse = index_value_vector<T, std::uint64_t>(len, local, std::vector<T>(val.begin(), val.end()));
+    return p;
+}
+
+// Broadcasting within a group: every member's integrated range `mine` (local
+// indices) to every member, as wire blocks behind the member's status word
+// (one MPI_Allgather of sizes, one MPI_Allgatherv of 8-byte words), written
+// into dense_out (when given) else appended to idx / val in index order.
+// Bytes and messages in rep as if sent directly to each member.
+template <class T>
+void allgather_ranges(MPI_Comm pc, const partial<T>& mine, std::span<const std::size_t> ranges, std::size_t window,
+                      const T& id, wire::format fmt, T* dense_out, std::vector<std::uint64_t>& idx,
+                      std::vector<T>& val, report& rep, call_status& st)
+{
+    int member = 0, G = 1;
+    MPI_Comm_rank(pc, &member);
+    MPI_Comm_size(pc, &G);
+    const auto m = static_cast<std::size_t>(member);
+    wire_buffer buf;
+    const std::size_t n = encode_partial(st.failed() ? nullptr : &mine, ranges[m + 1] - ranges[m], window, id, fmt,
+                                         st.word(), buf);
+    const std::uint64_t words = n / 8;
+    std::vector<std::uint64_t> counts(static_cast<std::size_t>(G));
+    MPI_Allgather(&words, 1, MPI_UINT64_T, counts.data(), 1, MPI_UINT64_T, pc);
+    std::vector<int> cnt(counts.size()), displ(counts.size());
+    std::uint64_t total = 0;
+    for (std::size_t k = 0; k < counts.size(); ++k) {
+        cnt[k] = static_cast<int>(counts[k]);
+        displ[k] = static_cast<int>(total);
+        total += counts[k];
+    }
+    if (total > static_cast<std::uint64_t>(INT_MAX)) // the same on every member
+        fail("grouped: a group's result exceeds 2^31 words on the wire; use more or larger groups");
+    wire_buffer all(static_cast<std::size_t>(total));
+    MPI_Allgatherv(buf.data(), static_cast<int>(words), MPI_UINT64_T, all.data(), cnt.data(), displ.data(), MPI_UINT64_T,
+                   pc);
+    rep.bytes_sent += n * static_cast<std::size_t>(G - 1);
+    rep.messages_sent += static_cast<std::size_t>(G - 1);
+    rep.bytes_received += static_cast<std::size_t>(total) * 8 - n;
+    for (std::size_t k = 0; k < counts.size(); ++k) {
+        const std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(all.data() + displ[k]), counts[k] * 8);
+        try {
+            if (bytes.size() < 8) fail("malformed allgather piece");
+            const auto status = static_cast<std::int64_t>(all[static_cast<std::size_t>(displ[k])]);
+            if (status != 0) {
+                st.hear(status);
+                continue;
+            }
+            if (st.failed()) continue;
+            if (decode_blocks(bytes, 8, ranges[k], 0, ranges[k + 1] - ranges[k], window, id, dense_out, idx, val) !=
+                bytes.size())
+                fail("malformed allgather piece: bytes after its blocks");
+        } catch (const std::exception& e) {
+            st.fail_here(e);
+        }
+    }
+}
+
+// Mean non-identity entries per rank over pc (dense inputs counted), and
+// whether any rank failed to read its tuning (`bad`, also reported).
+template <class In, class T>
+double mean_entries(MPI_Comm pc, const In& in, std::size_t dimension, const T& id, bool bad = false,
+                    bool* any_bad = nullptr)
+{
+    double mine[2] = {static_cast<double>(stored_entries(in)), bad ? 1.0 : 0.0};
+    if constexpr (repr_traits<std::remove_cvref_t<In>>::kind == repr_kind::dense) // the drop-in: count
+        if (sparse_reduce::dimension(in) == dimension) mine[0] = count_locally(in, dimension, id, true).stats[0];
+    double sum[2] = {0, 0};
+    MPI_Allreduce(mine, sum, 2, MPI_DOUBLE, MPI_SUM, pc);
+    if (any_bad) *any_bad = sum[1] > 0;
+    int P = 1;
+    MPI_Comm_size(pc, &P);
+    return sum[0] / P;
+}
+
 } // namespace detail
 
 template <class P>
 concept allreduce_policy = std::same_as<P, policy::recursive_doubling> || std::same_as<P, policy::automatic> ||
+                           detail::is_grouped<P> ||
                            requires(const P& p) {
                                { p.tree } -> reduce_policy;
                                { p.broadcast_segment_bytes } -> std::convertible_to<std::size_t>;
@@ -311,7 +593,7 @@ concept allreduce_policy = std::same_as<P, policy::recursive_doubling> || std::s
 template <allreduce_policy Policy = policy::automatic>
 class allreduce_plan {
     using tree_policy = typename detail::tree_policy_of<Policy>::type;
-    static constexpr bool has_reduce = !std::same_as<Policy, policy::recursive_doubling>;
+    static constexpr bool has_reduce = !std::same_as<Policy, policy::recursive_doubling> && !detail::is_grouped<Policy>;
 
 public:
     allreduce_plan(const boost::mpi::communicator& comm, std::size_t dimension, Policy policy = {})
@@ -329,6 +611,27 @@ public:
             if constexpr (std::same_as<Policy, policy::automatic>) reduce_.emplace(comm, 0, dimension, policy_);
             else reduce_.emplace(comm, 0, dimension, policy_.tree);
         }
+        if constexpr (std::same_as<Policy, policy::split_allgather>) {
+            mesh_ = {1, comm.size(), false};
+            layout_ = std::make_shared<detail::group_layout>(
+                detail::make_group_layout(private_, mesh_, {1, comm.size()}, dimension_));
+        }
+        if constexpr (std::same_as<Policy, policy::grouped>) {
+            mesh_ = detail::mesh_of(MPI_Comm(comm), policy_.mesh_rows, policy_.mesh_cols);
+            if (policy_.group_rows || policy_.group_cols) {
+                const group_shape g{policy_.group_rows, policy_.group_cols};
+                if (const auto why = check_group_shape(g, mesh_); !why.empty()) detail::fail(why);
+                layout_ = std::make_shared<detail::group_layout>(detail::make_group_layout(private_, mesh_, g, dimension_));
+            }
+        }
+    }
+
+    // grouped and split_allgather: the mesh and the groups (none until the
+    // first call when the model chooses them).
+    const mesh_shape& mesh() const { return mesh_; }
+    std::optional<group_shape> groups() const
+    {
+        return layout_ ? std::optional<group_shape>(layout_->shape) : std::nullopt;
     }
 
     std::size_t dimension() const { return dimension_; }
@@ -359,6 +662,8 @@ public:
                            : reduce_then_broadcast(in, out, op, 0);
             r.algorithm = "automatic: " + r.algorithm;
             return r;
+        } else if constexpr (detail::is_grouped<Policy>) {
+            return grouped_call(in, out, op);
         } else {
             return reduce_then_broadcast(in, out, op, policy_.broadcast_segment_bytes);
         }
@@ -476,15 +781,9 @@ private:
             next += blocks;
             if (!error_text.empty()) continue;
             try { // decoded after forwarding, so the subtree is not held up
-                const auto bytes = detail::bytes_of(messages.back(), n);
-                std::size_t at = 8;
-                for (std::size_t w = first; w < next; ++w) {
-                    const std::size_t lo = w * window, len = std::min(window, dimension_ - lo);
-                    const auto v = wire::parse_block<T>(bytes.subspan(at), len);
-                    at += v.bytes;
-                    if (dense_out) wire::decode_block_into(v, id, std::span<T>(dense_out + lo, len));
-                    else detail::append_entries(v, lo, id, idx, val);
-                }
+                const std::size_t at =
+                    detail::decode_blocks(detail::bytes_of(messages.back(), n), 8, 0, first * window,
+                                          std::min(next * window, dimension_), window, id, dense_out, idx, val);
                 if (at != n) detail::fail("malformed broadcast message: bytes after its blocks");
             } catch (const std::exception& e) {
                 error_text = detail::failure_text(me, e); // this rank's own: the data were checked by the root
@@ -505,87 +804,21 @@ private:
     report doubling(const In& in, Out& out, const Op& op, wire::format fmt, std::size_t segment_bytes)
     {
         using T = value_type_of<In>;
-        if constexpr (!rle_value<T>)
-            if (fmt == wire::rle) detail::fail("the rle wire format needs float or double values");
-        const int me = comm_.rank(), P = comm_.size();
-        const T id = identity<T>(op);
-        const std::size_t window =
-            std::max<std::size_t>(1, (segment_bytes ? segment_bytes : default_segment_bytes) / sizeof(T));
+        const int me = comm_.rank();
         report rep;
-        std::string failure;
-        std::int64_t heard = 0; // 1 + a failed rank we heard of
+        detail::call_status st{me};
         detail::partial<T> acc;
         try {
             if (sparse_reduce::dimension(in) != dimension_)
                 detail::fail("dimension mismatch: rank " + std::to_string(me) + " has dimension " +
                              std::to_string(sparse_reduce::dimension(in)) + ", the plan has " + std::to_string(dimension_));
-            if (detail::dense_is_smaller<T>(stored_entries(in), dimension_)) {
-                acc.is_dense = true;
-                convert_into(acc.dense, in, op);
-            } else {
-                convert_into(acc.sparse, in, op);
-            }
+            acc = detail::partial_of(in, dimension_, op);
         } catch (const std::exception& e) {
-            failure = detail::failure_text(me, e);
+            st.fail_here(e);
         }
-        detail::wire_buffer sendbuf, recvbuf;
-        const auto failed = [&] { return !failure.empty() || heard != 0; };
-        // One step with `partner`: send ours (if send), receive theirs (if
-        // receive) and fold it in on the side its ranks' order says, or take it.
-        enum class fold { theirs_left, theirs_right, replace };
-        const auto step = [&](int partner, bool send, bool receive, fold how) {
-            const std::int64_t status = !failure.empty() ? me + 1 : heard;
-            std::size_t n = 0;
-            if (send) {
-                n = detail::encode_partial(failed() ? nullptr : &acc, dimension_, window, id, fmt, status, sendbuf);
-                rep.bytes_sent += n;
-                ++rep.messages_sent;
-            }
-            const std::size_t got = detail::exchange(private_, partner, sendbuf, n, recvbuf, send, receive);
-            if (!receive) return;
-            rep.bytes_received += got;
-            try {
-                if (got < 8) detail::fail("malformed message: " + std::to_string(got) + " bytes");
-                const auto their_status = static_cast<std::int64_t>(recvbuf[0]);
-                if (their_status != 0) {
-                    if (!heard) heard = their_status;
-                    return;
-                }
-                if (failed()) return;
-                auto theirs = detail::decode_partial<T>(detail::bytes_of(recvbuf, got).subspan(8), dimension_, window, id);
-                acc = how == fold::replace      ? std::move(theirs)
-                      : how == fold::theirs_left ? detail::combine_partials(theirs, acc, op, dimension_)
-                                                 : detail::combine_partials(acc, theirs, op, dimension_);
-            } catch (const std::exception& e) {
-                if (failure.empty()) failure = detail::failure_text(me, e);
-            }
-        };
-
-        const int pow2 = static_cast<int>(std::bit_floor(static_cast<unsigned>(P)));
-        const int extra = P - pow2;
-        // fold: 2i+1 -> 2i for i < extra; virtual rank vr over pow2 ranks keeps the order
-        int vr = -1;
-        if (me < 2 * extra) {
-            if (me % 2) step(me - 1, true, false, fold::replace);
-            else {
-                step(me + 1, false, true, fold::theirs_right);
-                vr = me / 2;
-            }
-        } else {
-            vr = me - extra;
-        }
-        const auto real = [&](int v) { return v < extra ? 2 * v : v + extra; };
-        if (vr >= 0)
-            for (int mask = 1; mask < pow2; mask <<= 1) {
-                const int pv = vr ^ mask;
-                step(real(pv), true, true, pv < vr ? fold::theirs_left : fold::theirs_right);
-            }
-        // send the result back to the folded ranks
-        if (me < 2 * extra) {
-            if (me % 2) step(me - 1, false, true, fold::replace);
-            else step(me + 1, true, false, fold::replace);
-        }
-        detail::agree_and_throw(private_, me, failure, heard);
+        const std::size_t window = detail::window_of<T>(segment_bytes);
+        acc = detail::recursive_doubling(private_, std::move(acc), dimension_, op, fmt, window, rep, st);
+        detail::agree_and_throw(private_, me, st.failure, st.heard);
         if (acc.is_dense) convert_into(out, acc.dense, op);
         else convert_into(out, acc.sparse, op);
         rep.algorithm = std::string("recursive_doubling(wire=") + wire::to_string(fmt) +
@@ -593,11 +826,102 @@ private:
         return rep;
     }
 
+    // ---- grouped: updating, integration, broadcasting ----
+    template <class In, class Out, class Op>
+    report grouped_call(const In& in, Out& out, const Op& op)
+    {
+        using T = value_type_of<In>;
+        using RO = repr_traits<std::remove_cvref_t<Out>>;
+        const int me = comm_.rank();
+        const T id = identity<T>(op);
+        constexpr bool commutative = is_commutative_v<Op, T>;
+        if constexpr (!rle_value<T>)
+            if (policy_.wire == wire::rle) detail::fail("the rle wire format needs float or double values");
+        if constexpr (std::same_as<Policy, policy::grouped>)
+            if (!layout_) choose_groups<T>(in, id, commutative);
+        const detail::group_layout& g = *layout_;
+        if (!commutative && !contiguous_in_rank_order(g.shape, mesh_)) // the same on every rank
+            detail::fail("grouped: groups of " + to_string(g.shape) + " on a " + to_string(mesh_) +
+                         " mesh are not runs of consecutive ranks, which a non-commutative operation needs "
+                         "(use 1 x b groups or whole rows)");
+        const std::size_t window = detail::window_of<T>(policy_.segment_bytes);
+        const auto m = static_cast<std::size_t>(g.member);
+        const std::size_t lo = g.ranges[m], len = g.ranges[m + 1] - lo;
+        report rep;
+        detail::call_status st{me};
+
+        // updating: a failed rank contributes nothing and goes on
+        index_value_vector<T, std::uint64_t> piece(dimension_);
+        detail::cut_input<T> cut(g.ranges);
+        try {
+            if (sparse_reduce::dimension(in) != dimension_)
+                detail::fail("dimension mismatch: rank " + std::to_string(me) + " has dimension " +
+                             std::to_string(sparse_reduce::dimension(in)) + ", the plan has " + std::to_string(dimension_));
+            cut.cut(in, g.ranges, id);
+        } catch (const std::exception& e) {
+            st.fail_here(e);
+            cut = detail::cut_input<T>(g.ranges);
+        }
+        detail::partial<T> acc;
+        try {
+            cut.exchange(g.group_pc, dimension_, piece, op, g.ranges, id, rep);
+            acc = detail::local_partial(piece, lo, len, id);
+        } catch (const std::exception& e) {
+            st.fail_here(e);
+        }
+        // integration across the groups, in group order
+        if (g.across.size() > 1)
+            acc = detail::recursive_doubling(g.across_pc, std::move(acc), len, op, policy_.wire, window, rep, st);
+        // broadcasting
+        T* dense_out = nullptr;
+        if constexpr (RO::kind == repr_kind::dense) dense_out = RO::output(out, dimension_).data();
+        std::vector<std::uint64_t> idx;
+        std::vector<T> val;
+        detail::allgather_ranges(g.group_pc, acc, g.ranges, window, id, policy_.wire, dense_out, idx, val, rep, st);
+        detail::agree_and_throw(private_, me, st.failure, st.heard);
+        if constexpr (RO::kind != repr_kind::dense)
+            convert_into(out, index_value_vector<T, std::uint64_t>(dimension_, idx, val), op);
+        const std::string params = "wire=" + std::string(wire::to_string(policy_.wire)) +
+                                   ", segment=" + std::to_string(window * sizeof(T)) + ")";
+        rep.algorithm = std::same_as<Policy, policy::split_allgather>
+                            ? "split_allgather(" + params
+                            : "grouped(mesh " + to_string(mesh_) + ", groups " + to_string(g.shape) + ", " + params;
+        return rep;
+    }
+
+    // The model's group shape (policy::grouped without one), from this
+    // call's mean density; collective, once per plan.
+    template <class T, class In>
+    void choose_groups(const In& in, const T& id, bool commutative)
+    {
+        std::string tuning_error;
+        const tuning* t = policy_.tuned ? &*policy_.tuned : nullptr;
+        try {
+            if (!t) t = &current_tuning(policy_.tuning_file);
+        } catch (const std::exception& e) {
+            tuning_error = e.what();
+        }
+        bool any_bad = false;
+        const double mean = detail::mean_entries(private_, in, dimension_, id, !tuning_error.empty(), &any_bad);
+        if (any_bad)
+            detail::fail("grouped: the tuning could not be read on some rank" +
+                         (tuning_error.empty() ? std::string() : ": " + tuning_error));
+        const double v = sizeof(T);
+        replication::params p;
+        p.N_a = dimension_ ? mean / static_cast<double>(dimension_) : 0;
+        p.T_x = (t->machine.index_bytes + v) / v;     // a sparse entry against a dense datum
+        p.T_m = t->machine.gamma / (t->machine.beta * v); // one merge against one datum's transfer
+        const group_shape g = choose_group_shape(mesh_, policy_.bidirectional_links, p, !commutative);
+        layout_ = std::make_shared<detail::group_layout>(detail::make_group_layout(private_, mesh_, g, dimension_));
+    }
+
     boost::mpi::communicator comm_;
     MPI_Comm private_;
     std::size_t dimension_;
     Policy policy_;
     std::optional<reduce_plan<tree_policy>> reduce_;
+    mesh_shape mesh_{};
+    std::shared_ptr<detail::group_layout> layout_; // shared by copies of a plan
 };
 
 template <allreduce_policy Policy = policy::automatic>

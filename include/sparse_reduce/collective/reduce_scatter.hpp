@@ -53,6 +53,7 @@
 #include "../op/associative_op.hpp"
 #include "../op/builtin.hpp"
 #include "../repr/representation.hpp"
+#include "../report.hpp"
 #include "../sort/sort_key.hpp"
 
 namespace sparse_reduce {
@@ -177,9 +178,9 @@ std::size_t fold_runs(std::vector<I>& idx, std::vector<T>& val, std::vector<std:
     return runs.back();
 }
 
-template <class I, class In, class Out, class T, class Op>
-void scatter_with(MPI_Comm pc, const In& in, Out& out, const Op& op, std::span<const std::size_t> ranges, const T& id,
-                  slices<I, T>& s)
+template <class I, class Out, class T, class Op>
+void scatter_with(MPI_Comm pc, std::size_t dim, Out& out, const Op& op, std::span<const std::size_t> ranges, const T& id,
+                  slices<I, T>& s, report& rep)
 {
     using RO = repr_traits<std::remove_cvref_t<Out>>;
     int me = 0, ranks = 1;
@@ -205,7 +206,11 @@ void scatter_with(MPI_Comm pc, const In& in, Out& out, const Op& op, std::span<c
         if (!send[d]) continue;
         isend_bytes(s.offset.data() + s.cut[d], send[d] * sizeof(I), static_cast<int>(d), scatter_offset_tag, pc, reqs);
         isend_bytes(s.value.data() + s.cut[d], send[d] * sizeof(T), static_cast<int>(d), scatter_value_tag, pc, reqs);
+        rep.bytes_sent += send[d] * (sizeof(I) + sizeof(T));
+        rep.messages_sent += 2;
     }
+    for (std::size_t r = 0; r < P; ++r)
+        if (r != self) rep.bytes_received += recv[r] * (sizeof(I) + sizeof(T));
     std::copy(s.offset.begin() + static_cast<std::ptrdiff_t>(s.cut[self]),
               s.offset.begin() + static_cast<std::ptrdiff_t>(s.cut[self + 1]), idx.begin() + static_cast<std::ptrdiff_t>(runs[self]));
     std::copy(s.value.begin() + static_cast<std::ptrdiff_t>(s.cut[self]),
@@ -214,7 +219,7 @@ void scatter_with(MPI_Comm pc, const In& in, Out& out, const Op& op, std::span<c
 
     const std::size_t n = fold_runs(idx, val, std::move(runs), op, id);
     const std::size_t lo = ranges[self];
-    const auto slots = RO::begin_output(out, dimension(in), n);
+    const auto slots = RO::begin_output(out, dim, n);
     using OI = std::remove_pointer_t<decltype(slots.index)>;
     for (std::size_t k = 0; k < n; ++k) {
         slots.index[k] = static_cast<OI>(lo + static_cast<std::size_t>(idx[k]));
@@ -222,6 +227,38 @@ void scatter_with(MPI_Comm pc, const In& in, Out& out, const Op& op, std::span<c
     }
     RO::commit_output(out, n);
 }
+
+// One rank's input cut by range, offsets 32-bit when every range is shorter
+// than 2^32. Default: no entries (a rank whose input failed takes part so).
+template <class T>
+struct cut_input {
+    bool narrow = true;
+    slices<std::uint32_t, T> s32;
+    slices<std::uint64_t, T> s64;
+
+    explicit cut_input(std::span<const std::size_t> ranges)
+    {
+        std::size_t widest = 0;
+        for (std::size_t r = 0; r + 1 < ranges.size(); ++r) widest = std::max(widest, ranges[r + 1] - ranges[r]);
+        narrow = widest <= (std::size_t{1} << 32);
+        s32.cut.assign(ranges.size(), 0);
+        s64.cut.assign(ranges.size(), 0);
+    }
+    template <class In>
+    void cut(const In& in, std::span<const std::size_t> ranges, const T& id) // throws on a corrupt input
+    {
+        if (narrow) s32 = cut_by_range<std::uint32_t>(in, ranges, id);
+        else s64 = cut_by_range<std::uint64_t>(in, ranges, id);
+    }
+    // The exchange and fold, once the ranks agree on dim and ranges.
+    template <class Out, class Op>
+    void exchange(MPI_Comm pc, std::size_t dim, Out& out, const Op& op, std::span<const std::size_t> ranges, const T& id,
+                  report& rep)
+    {
+        if (narrow) scatter_with(pc, dim, out, op, ranges, id, s32, rep);
+        else scatter_with(pc, dim, out, op, ranges, id, s64, rep);
+    }
+};
 
 } // namespace detail
 
@@ -245,24 +282,18 @@ std::vector<std::size_t> reduce_scatter(const boost::mpi::communicator& comm, co
         if (dim > 0 && dim - 1 > static_cast<std::size_t>(std::numeric_limits<OI>::max()))
             failure = "reduce_scatter: dimension " + std::to_string(dim) + " does not fit the output's index type";
     }
-    std::size_t widest = 0;
-    if (failure.empty())
-        for (std::size_t r = 0; r + 1 < used.size(); ++r) widest = std::max(widest, used[r + 1] - used[r]);
-    const bool narrow = widest <= (std::size_t{1} << 32);
     // Cut before agreeing, so that a corrupt input fails everywhere too.
-    detail::slices<std::uint32_t, T> s32;
-    detail::slices<std::uint64_t, T> s64;
+    detail::cut_input<T> cut(failure.empty() ? std::span<const std::size_t>(used) : std::span<const std::size_t>());
     if (failure.empty()) {
         try {
-            if (narrow) s32 = detail::cut_by_range<std::uint32_t>(in, used, id);
-            else s64 = detail::cut_by_range<std::uint64_t>(in, used, id);
+            cut.cut(in, used, id);
         } catch (const error& e) {
             failure = e.what();
         }
     }
     detail::agree_or_throw(pc, dim, failure.empty() ? detail::hash_ranges(used) : 0, failure, "reduce_scatter");
-    if (narrow) detail::scatter_with(pc, in, out, op, used, id, s32);
-    else detail::scatter_with(pc, in, out, op, used, id, s64);
+    report ignored;
+    cut.exchange(pc, dim, out, op, used, id, ignored);
     return used;
 }
 
