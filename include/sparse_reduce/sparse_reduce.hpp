@@ -46,6 +46,7 @@
 #include "model/group_replication.hpp"
 #include "select/tuning.hpp"
 #include "select/sreduce.hpp"
+#include "select/group_shape.hpp"
 
 #include "policy.hpp"
 #include "report.hpp"
