@@ -305,3 +305,40 @@ BOOST_AUTO_TEST_CASE(automatic_model_prefers_by_density)
     BOOST_TEST(sr::detail::estimate_allreduce(5, 1e-3 * C, C, 8, 131072, m).recursive_doubling >
                sr::detail::estimate_allreduce(4, 1e-3 * C, C, 8, 131072, m).recursive_doubling);
 }
+
+// The broadcast of reduce_broadcast<two_tree>: two trees from 0 that each
+// reach every rank once, and a rank forwards in at most one of them (one
+// exception for odd P, as in two_trees()): about the result once per rank,
+// where a binomial tree's root sends it log2 P times.
+BOOST_AUTO_TEST_CASE(two_tree_broadcast_streams)
+{
+    for (int P = 1; P <= 40; ++P) {
+        std::vector<std::vector<sr::detail::broadcast_stream>> all;
+        for (int r = 0; r < P; ++r) all.push_back(sr::detail::broadcast_streams(r, P, true));
+        const std::size_t S = all[0].size();
+        BOOST_TEST(S == (P < 3 ? 1u : 2u));
+        int both = 0;
+        for (int r = 1; r < P; ++r) {
+            int inner = 0;
+            for (const auto& s : all[static_cast<std::size_t>(r)]) inner += !s.children.empty();
+            both += inner > 1;
+        }
+        BOOST_TEST(both <= (P % 2 ? 1 : 0), "P " << P);
+        for (std::size_t k = 0; k < S; ++k) {
+            // each rank is reached exactly once, from 0, along parent/child links that agree
+            std::vector<int> reached(static_cast<std::size_t>(P), 0), frontier{0};
+            reached[0] = 1;
+            while (!frontier.empty()) {
+                const int v = frontier.back();
+                frontier.pop_back();
+                for (int c : all[static_cast<std::size_t>(v)][k].children) {
+                    BOOST_TEST(all[static_cast<std::size_t>(c)][k].parent == v);
+                    BOOST_TEST(reached[static_cast<std::size_t>(c)] == 0, "P " << P << " rank " << c << " twice");
+                    reached[static_cast<std::size_t>(c)] = 1;
+                    frontier.push_back(c);
+                }
+            }
+            BOOST_TEST(std::count(reached.begin(), reached.end(), 1) == P, "P " << P << " stream " << k);
+        }
+    }
+}

@@ -40,6 +40,7 @@
 #include <exception>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -60,6 +61,7 @@
 #include "../select/tuning.hpp"
 #include "../wire/block.hpp"
 #include "../select/group_shape.hpp"
+#include "../tree/two_tree.hpp"
 #include "reduce.hpp"
 #include "reduce_scatter.hpp"
 
@@ -163,6 +165,56 @@ std::size_t decode_blocks(std::span<const std::byte> bytes, std::size_t at, std:
         else append_entries(v, base + lo, id, idx, val);
     }
     return at;
+}
+
+// A rank's place in a broadcast from 0: its parent and children.
+struct broadcast_stream {
+    int parent = -1;
+    std::vector<int> children;
+};
+
+// One binomial tree (parent clears the lowest set bit, children add bits
+// below it), or the two trees of two_trees() with 0 feeding the second
+// tree's top: inner ranks of one tree are leaves of the other, so every
+// rank forwards about half the result twice, not log P times.
+inline std::vector<broadcast_stream> broadcast_streams(int me, int P, bool two)
+{
+    if (!two || P < 3) {
+        broadcast_stream s;
+        const int low = me == 0 ? P : (me & -me);
+        s.parent = me == 0 ? -1 : me - low;
+        for (int b = 1; b < low && me + b < P; b <<= 1) s.children.push_back(me + b);
+        return {s};
+    }
+    std::vector<broadcast_stream> out;
+    for (const tree& t : two_trees(P, 0, true)) {
+        broadcast_stream s;
+        const auto m = static_cast<std::size_t>(me);
+        if (me != 0) s.parent = t.parent[m] < 0 ? 0 : t.parent[m];
+        for (int c : t.children[m])
+            if (c != 0) s.children.push_back(c);
+        if (me == 0 && t.top != 0) s.children.push_back(t.top);
+        out.push_back(std::move(s));
+    }
+    return out;
+}
+
+// Entries decoded stream by stream, window w's at [spans[w].first,
+// spans[w].second), put back in window (so index) order.
+template <class T>
+void window_order(std::vector<std::uint64_t>& idx, std::vector<T>& val,
+                  const std::vector<std::pair<std::size_t, std::size_t>>& spans)
+{
+    std::vector<std::uint64_t> i2;
+    std::vector<T> v2;
+    i2.reserve(idx.size());
+    v2.reserve(val.size());
+    for (const auto& [b, e] : spans) {
+        i2.insert(i2.end(), idx.begin() + static_cast<std::ptrdiff_t>(b), idx.begin() + static_cast<std::ptrdiff_t>(e));
+        v2.insert(v2.end(), val.begin() + static_cast<std::ptrdiff_t>(b), val.begin() + static_cast<std::ptrdiff_t>(e));
+    }
+    idx.swap(i2);
+    val.swap(v2);
 }
 
 // A whole partial as blocks of `window` elements, behind an 8-byte status
@@ -691,14 +743,14 @@ private:
         if (!seg_bytes) seg_bytes = default_segment_bytes;
         const std::size_t window = std::max<std::size_t>(1, seg_bytes / sizeof(T));
 
-        // binomial tree from 0: parent clears the lowest set bit, children add bits below it
-        const int low = me == 0 ? P : (me & -me);
-        const int parent = me == 0 ? -1 : me - low;
-        std::vector<int> children;
-        for (int b = 1; b < low && me + b < P; b <<= 1) children.push_back(me + b);
+        // One broadcast tree from 0 (binomial), or two (two_tree) that take
+        // alternate windows: every rank then forwards about the result once.
+        const auto streams = detail::broadcast_streams(me, P, std::same_as<tree_policy, policy::two_tree>);
+        const int parent = streams[0].parent;
+        const std::vector<int>& children = streams[0].children;
         std::vector<MPI_Request> reqs;
 
-        // the outcome first: 0, or the root's error text
+        // the outcome first (down the first tree): 0, or the root's error text
         std::string status;
         if (me == 0) {
             status = failure.empty() ? std::string(1, '\0') : "\x01" + failure;
@@ -736,65 +788,80 @@ private:
         std::vector<std::uint64_t> idx;
         std::vector<T> val;
         // A message: a word with its number of blocks, then blocks of one
-        // window each, cut once it reaches the segment size (a sparse result
-        // travels in few messages, a dense one one window per message).
-        const std::size_t windows = (dimension_ + window - 1) / window;
+        // window each (stream s has windows s, s + S, ...), cut once it
+        // reaches the segment size (a sparse result travels in few messages,
+        // a dense one one window per message). Messages go (and are taken) in
+        // the order of their first window, so no rank waits on a later one.
+        const std::size_t windows = (dimension_ + window - 1) / window, S = streams.size();
+        std::vector<std::size_t> next(S);
+        std::vector<std::pair<std::size_t, std::size_t>> spans(windows); // where each window's entries went
+        for (std::size_t k = 0; k < S; ++k) next[k] = k;
         std::vector<detail::wire_buffer> messages;
         std::string error_text;
-        for (std::size_t next = 0; next < windows;) {
+        for (;;) {
+            const std::size_t k = static_cast<std::size_t>(std::min_element(next.begin(), next.end()) - next.begin());
+            if (next[k] >= windows) break;
+            const detail::broadcast_stream& sk = streams[k];
+            const int tag = detail::broadcast_block_tag + static_cast<int>(k);
+            const std::size_t left = (windows - next[k] + S - 1) / S; // windows still to come on this stream
             detail::wire_buffer buf(1);
             std::size_t n = 8, blocks = 0;
             if (me == 0) {
                 do {
-                    const std::size_t lo = next * window;
+                    const std::size_t lo = (next[k] + blocks * S) * window;
                     n = detail::append_block(root_result, root_dense, lo, std::min(window, dimension_ - lo), id, fmt,
                                              buf, n);
-                    ++next;
                     ++blocks;
-                } while (next < windows && n < seg_bytes);
+                } while (blocks < left && n < seg_bytes);
                 buf[0] = blocks;
             } else {
                 MPI_Status st;
                 int count = 0;
-                MPI_Probe(parent, detail::broadcast_block_tag, private_, &st);
+                MPI_Probe(sk.parent, tag, private_, &st);
                 MPI_Get_count(&st, MPI_BYTE, &count);
                 n = static_cast<std::size_t>(count);
                 buf.resize(n / 8 + 1);
-                MPI_Recv(buf.data(), count, MPI_BYTE, parent, detail::broadcast_block_tag, private_, MPI_STATUS_IGNORE);
+                MPI_Recv(buf.data(), count, MPI_BYTE, sk.parent, tag, private_, MPI_STATUS_IGNORE);
                 rep.bytes_received += n;
                 blocks = n >= 8 ? static_cast<std::size_t>(buf[0]) : 0;
-                if (blocks == 0 || blocks > windows - next) { // cannot be from the root: stop the stream here
+                if (blocks == 0 || blocks > left) { // cannot be from the root: stop the stream here
                     error_text = "rank " + std::to_string(me) + ": malformed broadcast message";
-                    blocks = windows - next;
+                    blocks = left;
                 }
             }
             messages.push_back(std::move(buf));
-            for (int c : children) {
+            for (int c : sk.children) {
                 reqs.emplace_back();
-                MPI_Isend(messages.back().data(), static_cast<int>(n), MPI_BYTE, c, detail::broadcast_block_tag,
-                          private_, &reqs.back());
+                MPI_Isend(messages.back().data(), static_cast<int>(n), MPI_BYTE, c, tag, private_, &reqs.back());
                 rep.bytes_sent += n;
                 ++rep.messages_sent;
             }
-            if (me == 0) continue;
-            const std::size_t first = next;
-            next += blocks;
-            if (!error_text.empty()) continue;
+            const std::size_t first = next[k];
+            next[k] += blocks * S;
+            if (me == 0 || !error_text.empty()) continue;
             try { // decoded after forwarding, so the subtree is not held up
-                const std::size_t at =
-                    detail::decode_blocks(detail::bytes_of(messages.back(), n), 8, 0, first * window,
-                                          std::min(next * window, dimension_), window, id, dense_out, idx, val);
+                const auto bytes = detail::bytes_of(messages.back(), n);
+                std::size_t at = 8;
+                for (std::size_t w = first; w < next[k]; w += S) {
+                    spans[w].first = idx.size();
+                    at = detail::decode_blocks(bytes, at, 0, w * window, std::min((w + 1) * window, dimension_), window,
+                                               id, dense_out, idx, val);
+                    spans[w].second = idx.size();
+                }
                 if (at != n) detail::fail("malformed broadcast message: bytes after its blocks");
             } catch (const std::exception& e) {
                 error_text = detail::failure_text(me, e); // this rank's own: the data were checked by the root
             }
         }
+        if (S > 1 && !dense_out && me != 0 && error_text.empty()) // entries came stream by stream: window order
+            detail::window_order(idx, val, spans);
         MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);
         if (!error_text.empty()) detail::fail(error_text);
         if (!failure.empty()) detail::fail(failure); // reduce reports every failure to the root: not expected here
         if constexpr (RO::kind != repr_kind::dense)
             if (me != 0) convert_into(out, index_value_vector<T, std::uint64_t>(dimension_, idx, val), op);
-        rep.algorithm = "reduce_broadcast(" + rep.algorithm + ", broadcast segment=" +
+        rep.algorithm = "reduce_broadcast(" + rep.algorithm + (S > 1 ? ", two-tree" : ", binomial") +
+                        " broadcast, segment=" +
                         std::to_string(window * sizeof(T)) + ")";
         return rep;
     }
