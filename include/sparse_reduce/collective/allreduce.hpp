@@ -437,7 +437,7 @@ partial<T> recursive_doubling(MPI_Comm pc, partial<T> acc, std::size_t dimension
 // ---- the model automatic chooses with (doc/allreduce.md) ----
 
 struct allreduce_estimate {
-    double recursive_doubling, reduce_broadcast;
+    double recursive_doubling, reduce_broadcast, split_allgather;
 };
 // P ranks, `entries` per rank (mean), dimension C, values of v bytes.
 inline allreduce_estimate estimate_allreduce(int ranks, double entries, double dimension, double v,
@@ -465,7 +465,18 @@ inline allreduce_estimate estimate_allreduce(int ranks, double entries, double d
     const double per_segment = m.alpha + m.beta * std::min(result, segment_bytes);
     const double pipelined = (segments + 2 * rounds) * per_segment + m.gamma_dense * dimension;
     const double broadcast = (segments + rounds - 1) * per_segment;
-    return {rd, std::min(binomial, pipelined) + broadcast};
+    // split-allgather: every rank sends (P-1)/P of its entries directly
+    // (offsets and values, two messages per peer), folds P runs pairwise
+    // (log2 P passes over its share), then a ring allgather of the reduced
+    // ranges; plus the entry counts (an alltoall, an allgather).
+    const double P = ranks, share = (P - 1) / P, log_p = std::log2(std::max(P, 1.0));
+    const double scatter = 2 * (P - 1) * m.alpha + m.beta * entries * (m.index_bytes + v) * share +
+                           m.gamma * entries * log_p;
+    const double u = merged(ranks);
+    const double gather = (P - 1) * m.alpha + m.beta * bytes(u) * share +
+                          (u * (m.index_bytes + v) < dimension * v ? m.gamma * u : m.gamma_dense * dimension);
+    const double counts = 2 * log_p * m.alpha;
+    return {rd, std::min(binomial, pipelined) + broadcast, ranks > 1 ? scatter + gather + counts : 0};
 }
 
 // The reduce policy under an allreduce policy (automatic's own settings for automatic).
@@ -709,9 +720,13 @@ public:
             const std::size_t seg = policy_.segment_bytes ? policy_.segment_bytes : default_segment_bytes;
             const auto est = detail::estimate_allreduce(comm_.size(), sum / comm_.size(), static_cast<double>(dimension_),
                                                         sizeof(T), static_cast<double>(seg), t.machine);
-            report r = est.recursive_doubling <= est.reduce_broadcast
-                           ? doubling(in, out, op, policy_.wire, policy_.segment_bytes)
-                           : reduce_then_broadcast(in, out, op, 0);
+            report r;
+            if (est.recursive_doubling <= std::min(est.reduce_broadcast, est.split_allgather))
+                r = doubling(in, out, op, policy_.wire, policy_.segment_bytes);
+            else if (est.split_allgather < est.reduce_broadcast)
+                r = split_plan().allreduce(in, out, op);
+            else
+                r = reduce_then_broadcast(in, out, op, 0);
             r.algorithm = "automatic: " + r.algorithm;
             return r;
         } else if constexpr (detail::is_grouped<Policy>) {
@@ -893,6 +908,15 @@ private:
         return rep;
     }
 
+    // automatic's split-allgather, made on first use
+    allreduce_plan<policy::split_allgather>& split_plan()
+    {
+        if (!split_)
+            split_ = std::make_shared<allreduce_plan<policy::split_allgather>>(
+                comm_, dimension_, policy::split_allgather{.wire = policy_.wire, .segment_bytes = policy_.segment_bytes});
+        return *split_;
+    }
+
     // ---- grouped: updating, integration, broadcasting ----
     template <class In, class Out, class Op>
     report grouped_call(const In& in, Out& out, const Op& op)
@@ -989,6 +1013,7 @@ private:
     std::optional<reduce_plan<tree_policy>> reduce_;
     mesh_shape mesh_{};
     std::shared_ptr<detail::group_layout> layout_; // shared by copies of a plan
+    std::shared_ptr<allreduce_plan<policy::split_allgather>> split_; // automatic's, made on first use
 };
 
 template <allreduce_policy Policy = policy::automatic>
