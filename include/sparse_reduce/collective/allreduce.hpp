@@ -223,7 +223,7 @@ template <class T>
 std::size_t encode_partial(const partial<T>* p, std::size_t dimension, std::size_t window, const T& id,
                            wire::format f, std::int64_t status, wire_buffer& buf)
 {
-    buf.resize(1);
+    if (buf.empty()) buf.resize(1); // a kept buffer is not shrunk: growing it again would zero it
     buf[0] = static_cast<std::uint64_t>(status);
     std::size_t at = 8;
     if (status != 0) return at;
@@ -297,7 +297,8 @@ inline std::size_t exchange(MPI_Comm comm, int partner, const wire_buffer& out, 
         MPI_Status st;
         MPI_Probe(partner, doubling_tag, comm, &st);
         MPI_Get_count(&st, MPI_BYTE, &count);
-        in.resize((static_cast<std::size_t>(count) + 7) / 8 + 1);
+        const std::size_t words = (static_cast<std::size_t>(count) + 7) / 8 + 1;
+        if (in.size() < words) in.resize(words);
         MPI_Recv(in.data(), count, MPI_BYTE, partner, doubling_tag, comm, MPI_STATUS_IGNORE);
     }
     MPI_Wait(&req, MPI_STATUS_IGNORE);
@@ -353,12 +354,39 @@ std::size_t window_of(std::size_t segment_bytes)
     return std::max<std::size_t>(1, (segment_bytes ? segment_bytes : default_segment_bytes) / sizeof(T));
 }
 
+// Non-identity entries of any input (a dense one counted: one pass that
+// vectorises, bits compared for floating point).
+template <class In, class T>
+std::size_t count_entries(const In& in, const T& id)
+{
+    using R = repr_traits<std::remove_cvref_t<In>>;
+    if constexpr (R::kind == repr_kind::dense && (bit_comparable_float<T> || std::is_integral_v<T>)) {
+        // x | -x has its top bit set iff x != 0: branch-free, and it
+        // vectorises without SSE4.1's 64-bit compare
+        using B = bits_of<T>;
+        const B idb = std::bit_cast<B>(id);
+        B e = 0;
+        for (const T& x : R::read(in)) {
+            const B d = static_cast<B>(std::bit_cast<B>(x) ^ idb);
+            e += static_cast<B>(static_cast<B>(d | static_cast<B>(B(0) - d)) >> (sizeof(B) * 8 - 1));
+        }
+        return static_cast<std::size_t>(e);
+    } else if constexpr (R::kind == repr_kind::dense) {
+        std::size_t e = 0;
+        for (const T& x : R::read(in)) e += !same_value(x, id);
+        return e;
+    } else {
+        return stored_entries(in);
+    }
+}
+
 // Any input as a partial: dense once that is smaller.
 template <class In, class Op>
 partial<value_type_of<In>> partial_of(const In& in, std::size_t dimension, const Op& op)
 {
-    partial<value_type_of<In>> p;
-    if (dense_is_smaller<value_type_of<In>>(stored_entries(in), dimension)) {
+    using T = value_type_of<In>;
+    partial<T> p;
+    if (dense_is_smaller<T>(count_entries(in, identity<T>(op)), dimension)) {
         p.is_dense = true;
         convert_into(p.dense, in, op);
     } else {
@@ -367,11 +395,45 @@ partial<value_type_of<In>> partial_of(const In& in, std::size_t dimension, const
     return p;
 }
 
+// Folds a message's blocks (a whole partial, behind its status word) into
+// the dense accumulator in place: theirs on the left or on the right.
+template <class T, class Op>
+void fold_into_dense(std::span<const std::byte> bytes, std::vector<T>& acc, std::size_t window, const T& id,
+                     const Op& op, bool theirs_left)
+{
+    std::size_t at = 0;
+    for (std::size_t lo = 0; lo < acc.size(); lo += window) {
+        const auto v = wire::parse_block<T>(bytes.subspan(at), std::min(window, acc.size() - lo));
+        at += v.bytes;
+        T* a = acc.data() + lo;
+        if (v.tag == wire::block_tag::dense) {
+            if (theirs_left)
+                for (std::size_t i = 0; i < v.length; ++i) a[i] = static_cast<T>(op(v.values[i], a[i]));
+            else
+                for (std::size_t i = 0; i < v.length; ++i) a[i] = static_cast<T>(op(a[i], v.values[i]));
+            continue;
+        }
+        wire::visit_block(v, id, [&](auto r) {
+            for (; !r.done(); r.next()) {
+                T& x = a[r.index()];
+                x = theirs_left ? static_cast<T>(op(r.value(), x)) : static_cast<T>(op(x, r.value()));
+            }
+        });
+    }
+    if (at != bytes.size()) fail("malformed message: " + std::to_string(bytes.size() - at) + " bytes after the last block");
+}
+
+// Message buffers a plan keeps between calls (no page faults per call).
+struct exchange_buffers {
+    wire_buffer send, receive;
+    std::vector<wire_buffer> pieces; // grouped's updating: one per member
+};
+
 // Recursive doubling over pc of the partials `acc` (dimension entries each);
 // returns the whole reduction. A failed rank (st) exchanges status words only.
 template <class T, class Op>
 partial<T> recursive_doubling(MPI_Comm pc, partial<T> acc, std::size_t dimension, const Op& op, wire::format fmt,
-                              std::size_t window, report& rep, call_status& st)
+                              std::size_t window, report& rep, call_status& st, exchange_buffers& buffers)
 {
     if constexpr (!rle_value<T>)
         if (fmt == wire::rle) fail("the rle wire format needs float or double values");
@@ -379,7 +441,7 @@ partial<T> recursive_doubling(MPI_Comm pc, partial<T> acc, std::size_t dimension
     MPI_Comm_rank(pc, &me);
     MPI_Comm_size(pc, &P);
     const T id = identity<T>(op);
-    wire_buffer sendbuf, recvbuf;
+    wire_buffer &sendbuf = buffers.send, &recvbuf = buffers.receive;
     // One step with `partner`: send ours (if send), receive theirs (if
     // receive) and fold it in on the side its ranks' order says, or take it.
     enum class fold { theirs_left, theirs_right, replace };
@@ -398,6 +460,9 @@ partial<T> recursive_doubling(MPI_Comm pc, partial<T> acc, std::size_t dimension
             const auto their_status = static_cast<std::int64_t>(recvbuf[0]);
             if (their_status != 0) return st.hear(their_status);
             if (st.failed()) return;
+            if (acc.is_dense && how != fold::replace) // in place: no new dense array per step
+                return fold_into_dense(bytes_of(recvbuf, got).subspan(8), acc.dense, window, id, op,
+                                       how == fold::theirs_left);
             auto theirs = decode_partial<T>(bytes_of(recvbuf, got).subspan(8), dimension, window, id);
             acc = how == fold::replace      ? std::move(theirs)
                   : how == fold::theirs_left ? combine_partials(theirs, acc, op, dimension)
@@ -552,24 +617,97 @@ inline group_layout make_group_layout(MPI_Comm pc, const mesh_shape& m, const gr
     return l;
 }
 
-// Entries of a reduce_scatter piece (global indices in [lo, lo + len)) as a
-// partial over [0, len).
-template <class T>
-partial<T> local_partial(const index_value_vector<T, std::uint64_t>& piece, std::size_t lo, std::size_t len, const T& id)
+// Updating within a group: member k gets every member's entries in its
+// range [ranges[k], ranges[k + 1]) as wire blocks (windows of `window`
+// from the range's start, each in its smallest form) behind the sender's
+// status word; one MPI_Alltoall of sizes, then point-to-point. The pieces
+// are folded in member order: in place into a dense array when their
+// entries fill it, else pairwise as partials (((p0 p1) (p2 p3)) ...).
+// `mine` is this member's input as a partial, or `dense_in` its dense array.
+template <class T, class Op>
+partial<T> scatter_ranges(MPI_Comm pc, const partial<T>& mine, const T* dense_in, std::span<const std::size_t> ranges,
+                          std::size_t window, const T& id, wire::format fmt, const Op& op, report& rep,
+                          call_status& st, exchange_buffers& buffers)
 {
-    const auto idx = piece.indices();
-    const auto val = piece.values();
-    partial<T> p;
-    if (dense_is_smaller<T>(idx.size(), len)) {
-        p.is_dense = true;
-        p.dense.assign(len, id);
-        for (std::size_t k = 0; k < idx.size(); ++k) p.dense[idx[k] - lo] = val[k];
-        return p;
+    int member = 0, G = 1;
+    MPI_Comm_rank(pc, &member);
+    MPI_Comm_size(pc, &G);
+    const auto me = static_cast<std::size_t>(member), n = static_cast<std::size_t>(G);
+    auto& out = buffers.pieces;
+    out.resize(n);
+    std::vector<std::uint64_t> send(n), recv(n);
+    for (std::size_t d = 0; d < n; ++d) {
+        wire_buffer& b = out[d];
+        if (b.empty()) b.resize(1);
+        b[0] = static_cast<std::uint64_t>(st.word());
+        std::size_t at = 8;
+        if (!st.failed())
+            for (std::size_t lo = ranges[d]; lo < ranges[d + 1]; lo += window)
+                at = append_block<T>(mine, dense_in, lo, std::min(window, ranges[d + 1] - lo), id, fmt, b, at);
+        send[d] = at / 8;
     }
-    std::vector<std::uint64_t> local(idx.size());
-    for (std::size_t k = 0; k < idx.size(); ++k) local[k] = idx[k] - lo;
-    p.sparse = index_value_vector<T, std::uint64_t>(len, local, std::vector<T>(val.begin(), val.end()));
-    return p;
+    MPI_Alltoall(send.data(), 1, MPI_UINT64_T, recv.data(), 1, MPI_UINT64_T, pc);
+    std::vector<std::size_t> displ(n + 1, 0);
+    for (std::size_t k = 0; k < n; ++k) displ[k + 1] = displ[k] + static_cast<std::size_t>(recv[k]);
+    wire_buffer& in = buffers.receive;
+    if (in.size() < displ[n]) in.resize(displ[n]);
+    std::vector<MPI_Request> reqs;
+    for (std::size_t k = 0; k < n; ++k)
+        if (k != me) irecv_bytes(in.data() + displ[k], recv[k] * 8, static_cast<int>(k), doubling_tag, pc, reqs);
+    for (std::size_t i = 1; i < n; ++i) {
+        const std::size_t d = (me + i) % n;
+        isend_bytes(out[d].data(), send[d] * 8, static_cast<int>(d), doubling_tag, pc, reqs);
+        rep.bytes_sent += send[d] * 8;
+        ++rep.messages_sent;
+        rep.bytes_received += recv[d] * 8;
+    }
+    std::copy(out[me].begin(), out[me].begin() + static_cast<std::ptrdiff_t>(send[me]),
+              in.begin() + static_cast<std::ptrdiff_t>(displ[me]));
+    wait_all(reqs);
+
+    const std::size_t len = ranges[me + 1] - ranges[me];
+    partial<T> acc;
+    acc.sparse = index_value_vector<T, std::uint64_t>(len);
+    try {
+        // statuses first, and how many entries the pieces hold (dense and RLE blocks count as full)
+        std::size_t entries = 0;
+        for (std::size_t k = 0; k < n; ++k) {
+            const std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(in.data() + displ[k]), recv[k] * 8);
+            if (bytes.size() < 8) fail("malformed piece of a reduce_scatter");
+            if (const auto status = static_cast<std::int64_t>(in[displ[k]])) st.hear(status);
+            else
+                for (std::size_t at = 8, lo = 0; lo < len; lo += window) {
+                    const auto v = wire::parse_block<T>(bytes.subspan(at), std::min(window, len - lo));
+                    const bool listed = v.tag == wire::block_tag::index_value16 || v.tag == wire::block_tag::index_value32;
+                    entries += listed ? v.count : v.length;
+                    at += v.bytes;
+                }
+        }
+        if (st.failed()) return acc;
+        const auto piece = [&](std::size_t k) {
+            return std::span<const std::byte>(reinterpret_cast<const std::byte*>(in.data() + displ[k]), recv[k] * 8)
+                .subspan(8);
+        };
+        if (dense_is_smaller<T>(entries, len)) {
+            acc.is_dense = true;
+            acc.sparse = {};
+            acc.dense.assign(len, id);
+            for (std::size_t k = 0; k < n; ++k) fold_into_dense(piece(k), acc.dense, window, id, op, false);
+            return acc;
+        }
+        std::vector<partial<T>> parts;
+        for (std::size_t k = 0; k < n; ++k) parts.push_back(decode_partial<T>(piece(k), len, window, id));
+        while (parts.size() > 1) {
+            std::vector<partial<T>> next;
+            for (std::size_t k = 0; k + 1 < parts.size(); k += 2) next.push_back(combine_partials(parts[k], parts[k + 1], op, len));
+            if (parts.size() % 2) next.push_back(std::move(parts.back()));
+            parts.swap(next);
+        }
+        if (!parts.empty()) acc = std::move(parts[0]);
+    } catch (const std::exception& e) {
+        st.fail_here(e);
+    }
+    return acc;
 }
 
 // Broadcasting within a group: every member's integrated range `mine` (local
@@ -580,13 +718,13 @@ partial<T> local_partial(const index_value_vector<T, std::uint64_t>& piece, std:
 template <class T>
 void allgather_ranges(MPI_Comm pc, const partial<T>& mine, std::span<const std::size_t> ranges, std::size_t window,
                       const T& id, wire::format fmt, T* dense_out, std::vector<std::uint64_t>& idx,
-                      std::vector<T>& val, report& rep, call_status& st)
+                      std::vector<T>& val, report& rep, call_status& st, exchange_buffers& buffers)
 {
     int member = 0, G = 1;
     MPI_Comm_rank(pc, &member);
     MPI_Comm_size(pc, &G);
     const auto m = static_cast<std::size_t>(member);
-    wire_buffer buf;
+    wire_buffer& buf = buffers.send;
     const std::size_t n = encode_partial(st.failed() ? nullptr : &mine, ranges[m + 1] - ranges[m], window, id, fmt,
                                          st.word(), buf);
     const std::uint64_t words = n / 8;
@@ -601,7 +739,8 @@ void allgather_ranges(MPI_Comm pc, const partial<T>& mine, std::span<const std::
     }
     if (total > static_cast<std::uint64_t>(INT_MAX)) // the same on every member
         fail("grouped: a group's result exceeds 2^31 words on the wire; use more or larger groups");
-    wire_buffer all(static_cast<std::size_t>(total));
+    wire_buffer& all = buffers.receive; // the updating's pieces are folded by now
+    if (all.size() < total) all.resize(static_cast<std::size_t>(total));
     MPI_Allgatherv(buf.data(), static_cast<int>(words), MPI_UINT64_T, all.data(), cnt.data(), displ.data(), MPI_UINT64_T,
                    pc);
     rep.bytes_sent += n * static_cast<std::size_t>(G - 1);
@@ -629,12 +768,9 @@ void allgather_ranges(MPI_Comm pc, const partial<T>& mine, std::span<const std::
 // Mean non-identity entries per rank over pc (dense inputs counted), and
 // whether any rank failed to read its tuning (`bad`, also reported).
 template <class In, class T>
-double mean_entries(MPI_Comm pc, const In& in, std::size_t dimension, const T& id, bool bad = false,
-                    bool* any_bad = nullptr)
+double mean_entries(MPI_Comm pc, const In& in, const T& id, bool bad = false, bool* any_bad = nullptr)
 {
-    double mine[2] = {static_cast<double>(stored_entries(in)), bad ? 1.0 : 0.0};
-    if constexpr (repr_traits<std::remove_cvref_t<In>>::kind == repr_kind::dense) // the drop-in: count
-        if (sparse_reduce::dimension(in) == dimension) mine[0] = count_locally(in, dimension, id, true).stats[0];
+    double mine[2] = {static_cast<double>(count_entries(in, id)), bad ? 1.0 : 0.0};
     double sum[2] = {0, 0};
     MPI_Allreduce(mine, sum, 2, MPI_DOUBLE, MPI_SUM, pc);
     if (any_bad) *any_bad = sum[1] > 0;
@@ -710,12 +846,7 @@ public:
         } else if constexpr (std::same_as<Policy, policy::automatic>) {
             using T = value_type_of<In>;
             // mean entries, for the model (dimension mismatches are caught by either algorithm)
-            double mine = static_cast<double>(stored_entries(in));
-            if constexpr (repr_traits<std::remove_cvref_t<In>>::kind == repr_kind::dense) // the drop-in: count
-                if (sparse_reduce::dimension(in) == dimension_)
-                    mine = detail::count_locally(in, dimension_, identity<T>(op), true).stats[0];
-            double sum = 0;
-            MPI_Allreduce(&mine, &sum, 1, MPI_DOUBLE, MPI_SUM, private_);
+            const double sum = detail::mean_entries(private_, in, identity<T>(op)) * comm_.size();
             const tuning& t = policy_.tuned ? *policy_.tuned : current_tuning(policy_.tuning_file);
             const std::size_t seg = policy_.segment_bytes ? policy_.segment_bytes : default_segment_bytes;
             const auto est = detail::estimate_allreduce(comm_.size(), sum / comm_.size(), static_cast<double>(dimension_),
@@ -899,7 +1030,7 @@ private:
             st.fail_here(e);
         }
         const std::size_t window = detail::window_of<T>(segment_bytes);
-        acc = detail::recursive_doubling(private_, std::move(acc), dimension_, op, fmt, window, rep, st);
+        acc = detail::recursive_doubling(private_, std::move(acc), dimension_, op, fmt, window, rep, st, *buffers_);
         detail::agree_and_throw(private_, me, st.failure, st.heard);
         if (acc.is_dense) convert_into(out, acc.dense, op);
         else convert_into(out, acc.sparse, op);
@@ -942,33 +1073,31 @@ private:
         detail::call_status st{me};
 
         // updating: a failed rank contributes nothing and goes on
-        index_value_vector<T, std::uint64_t> piece(dimension_);
-        detail::cut_input<T> cut(g.ranges);
+        using RI = repr_traits<std::remove_cvref_t<In>>;
+        detail::partial<T> mine;
+        const T* dense_in = nullptr; // a dense input is encoded from the caller's array
         try {
             if (sparse_reduce::dimension(in) != dimension_)
                 detail::fail("dimension mismatch: rank " + std::to_string(me) + " has dimension " +
                              std::to_string(sparse_reduce::dimension(in)) + ", the plan has " + std::to_string(dimension_));
-            cut.cut(in, g.ranges, id);
-        } catch (const std::exception& e) {
-            st.fail_here(e);
-            cut = detail::cut_input<T>(g.ranges);
-        }
-        detail::partial<T> acc;
-        try {
-            cut.exchange(g.group_pc, dimension_, piece, op, g.ranges, id, rep);
-            acc = detail::local_partial(piece, lo, len, id);
+            if constexpr (RI::kind == repr_kind::dense) dense_in = RI::read(in).data();
+            else mine = detail::partial_of(in, dimension_, op);
         } catch (const std::exception& e) {
             st.fail_here(e);
         }
+        detail::partial<T> acc =
+            detail::scatter_ranges(g.group_pc, mine, dense_in, g.ranges, window, id, policy_.wire, op, rep, st, *buffers_);
         // integration across the groups, in group order
         if (g.across.size() > 1)
-            acc = detail::recursive_doubling(g.across_pc, std::move(acc), len, op, policy_.wire, window, rep, st);
+            acc = detail::recursive_doubling(g.across_pc, std::move(acc), len, op, policy_.wire, window, rep, st,
+                                             *buffers_);
         // broadcasting
         T* dense_out = nullptr;
         if constexpr (RO::kind == repr_kind::dense) dense_out = RO::output(out, dimension_).data();
         std::vector<std::uint64_t> idx;
         std::vector<T> val;
-        detail::allgather_ranges(g.group_pc, acc, g.ranges, window, id, policy_.wire, dense_out, idx, val, rep, st);
+        detail::allgather_ranges(g.group_pc, acc, g.ranges, window, id, policy_.wire, dense_out, idx, val, rep, st,
+                                 *buffers_);
         detail::agree_and_throw(private_, me, st.failure, st.heard);
         if constexpr (RO::kind != repr_kind::dense)
             convert_into(out, index_value_vector<T, std::uint64_t>(dimension_, idx, val), op);
@@ -993,7 +1122,7 @@ private:
             tuning_error = e.what();
         }
         bool any_bad = false;
-        const double mean = detail::mean_entries(private_, in, dimension_, id, !tuning_error.empty(), &any_bad);
+        const double mean = detail::mean_entries(private_, in, id, !tuning_error.empty(), &any_bad);
         if (any_bad)
             detail::fail("grouped: the tuning could not be read on some rank" +
                          (tuning_error.empty() ? std::string() : ": " + tuning_error));
@@ -1014,6 +1143,7 @@ private:
     mesh_shape mesh_{};
     std::shared_ptr<detail::group_layout> layout_; // shared by copies of a plan
     std::shared_ptr<allreduce_plan<policy::split_allgather>> split_; // automatic's, made on first use
+    std::shared_ptr<detail::exchange_buffers> buffers_ = std::make_shared<detail::exchange_buffers>();
 };
 
 template <allreduce_policy Policy = policy::automatic>
