@@ -59,21 +59,6 @@ std::vector<any_policy> policies(std::size_t seg)
             whole_row_groups()};
 }
 
-template <class T, class Op>
-std::vector<T> input_of(int rank, std::size_t n, double density, const Op& op, unsigned salt)
-{
-    std::mt19937_64 rng(salt * 7919u + static_cast<unsigned>(rank));
-    return random_dense<T>(rng, n, density, op);
-}
-
-template <class T, class Op>
-std::vector<T> serial_fold(int ranks, std::size_t n, double density, const Op& op, unsigned salt)
-{
-    std::vector<T> acc(n, sr::identity<T>(op));
-    for (int r = 0; r < ranks; ++r) acc = dense_fold(acc, input_of<T>(r, n, density, op, salt), op);
-    return acc;
-}
-
 enum class repr { vector, span, index_value, eigen };
 
 // One case on this rank: true iff this rank's result equals the fold.
@@ -82,8 +67,8 @@ bool check_case(const any_policy& pol, repr kind, std::size_t n, double density,
                 std::string& why)
 {
     auto& comm = world();
-    const auto mine = input_of<T>(comm.rank(), n, density, op, salt);
-    const auto want = serial_fold<T>(comm.size(), n, density, op, salt);
+    const auto mine = rank_input<T>(comm.rank(), n, density, op, salt);
+    const auto want = rank_fold<T>(comm.size(), n, density, op, salt);
     std::vector<T> got;
     sr::report rep;
     try {
@@ -183,8 +168,8 @@ BOOST_AUTO_TEST_CASE(plans_repeat)
     auto au = sr::make_allreduce_plan(comm, n);
     for (unsigned call = 0; call < 6; ++call) {
         const double density = call % 2 ? 0.9 : 0.005;
-        const auto mine = input_of<double>(comm.rank(), n, density, std::plus<>{}, 500 + call);
-        const auto want = serial_fold<double>(comm.size(), n, density, std::plus<>{}, 500 + call);
+        const auto mine = rank_input<double>(comm.rank(), n, density, std::plus<>{}, 500 + call);
+        const auto want = rank_fold<double>(comm.size(), n, density, std::plus<>{}, 500 + call);
         sr::index_value_vector<double> a, b, c;
         rd.allreduce(mine, a, std::plus<>{});
         rb.allreduce(mine, b, std::plus<>{});
@@ -201,7 +186,7 @@ BOOST_AUTO_TEST_CASE(sparse_inputs_stay_sparse_on_the_wire)
     auto& comm = world();
     if (comm.size() < 2) return;
     const std::size_t n = 100000;
-    const auto mine = input_of<double>(comm.rank(), n, 0.001, std::plus<>{}, 77);
+    const auto mine = rank_input<double>(comm.rank(), n, 0.001, std::plus<>{}, 77);
     std::vector<double> out;
     const auto rep = sr::allreduce(comm, mine, out, std::plus<>{}, sr::policy::recursive_doubling{});
     // each message at most P * 0.001 * n entries at 16 B, plus headers; dense would be 800 kB

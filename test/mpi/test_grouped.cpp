@@ -43,21 +43,6 @@ std::vector<sr::group_shape> tiling_shapes(int rows, int cols)
     return out;
 }
 
-template <class T, class Op>
-std::vector<T> input_of(int rank, std::size_t n, double density, const Op& op, unsigned salt)
-{
-    std::mt19937_64 rng(salt * 7919u + static_cast<unsigned>(rank));
-    return random_dense<T>(rng, n, density, op);
-}
-
-template <class T, class Op>
-std::vector<T> serial_fold(int ranks, std::size_t n, double density, const Op& op, unsigned salt)
-{
-    std::vector<T> acc(n, sr::identity<T>(op));
-    for (int r = 0; r < ranks; ++r) acc = dense_fold(acc, input_of<T>(r, n, density, op, salt), op);
-    return acc;
-}
-
 // Runs a plan call in the representation `kind` (0 vector, 1 span, 2
 // index_value, 3 Eigen) on this rank; true iff it equals the serial fold.
 template <class T, class Plan, class Op>
@@ -65,8 +50,8 @@ bool equals_fold(Plan& plan, const mpi::communicator& comm, int kind, double den
                  std::string& why)
 {
     const std::size_t n = plan.dimension();
-    const auto mine = input_of<T>(comm.rank(), n, density, op, salt);
-    const auto want = serial_fold<T>(comm.size(), n, density, op, salt);
+    const auto mine = rank_input<T>(comm.rank(), n, density, op, salt);
+    const auto want = rank_fold<T>(comm.size(), n, density, op, salt);
     std::vector<T> got(n);
     sr::report rep;
     try {
@@ -172,10 +157,10 @@ BOOST_AUTO_TEST_CASE(the_model_chooses_the_shape_on_the_first_call)
             const std::size_t n = 4000;
             auto plan = sr::make_allreduce_plan(cart, n, sr::policy::grouped{});
             BOOST_TEST(!plan.groups().has_value());
-            const auto mine = input_of<double>(cart.rank(), n, density, std::plus<>{}, 7);
+            const auto mine = rank_input<double>(cart.rank(), n, density, std::plus<>{}, 7);
             std::vector<double> out;
             plan.allreduce(mine, out, std::plus<>{});
-            BOOST_TEST(all_ok(first_difference(out, serial_fold<double>(P, n, density, std::plus<>{}, 7)) < 0));
+            BOOST_TEST(all_ok(first_difference(out, rank_fold<double>(P, n, density, std::plus<>{}, 7)) < 0));
             BOOST_TEST_REQUIRE(plan.groups().has_value());
             // what the plan should have computed
             double entries = 0;
@@ -190,11 +175,11 @@ BOOST_AUTO_TEST_CASE(the_model_chooses_the_shape_on_the_first_call)
             BOOST_TEST(plan.groups()->rows == want.rows);
             BOOST_TEST(plan.groups()->cols == want.cols);
             // later calls keep the groups
-            const auto mine2 = input_of<double>(cart.rank(), n, 1.0 - density, std::plus<>{}, 8);
+            const auto mine2 = rank_input<double>(cart.rank(), n, 1.0 - density, std::plus<>{}, 8);
             plan.allreduce(mine2, out, std::plus<>{});
             BOOST_TEST(plan.groups()->rows == want.rows);
             BOOST_TEST(plan.groups()->cols == want.cols);
-            BOOST_TEST(all_ok(first_difference(out, serial_fold<double>(P, n, 1.0 - density, std::plus<>{}, 8)) < 0));
+            BOOST_TEST(all_ok(first_difference(out, rank_fold<double>(P, n, 1.0 - density, std::plus<>{}, 8)) < 0));
         }
 }
 
@@ -231,10 +216,10 @@ BOOST_AUTO_TEST_CASE(plans_repeat_like_em_iterations)
     auto plan = sr::make_allreduce_plan(cart, n, sr::policy::grouped{.group_rows = 2, .group_cols = 1});
     for (unsigned it = 0; it < 5; ++it) {
         const double density = 0.02 * (it + 1);
-        const auto mine = input_of<double>(cart.rank(), n, density, std::plus<>{}, 300 + it);
+        const auto mine = rank_input<double>(cart.rank(), n, density, std::plus<>{}, 300 + it);
         sr::index_value_vector<double> out;
         plan.allreduce(sr::to_index_value(mine, std::plus<>{}), out, std::plus<>{});
-        BOOST_TEST(all_ok(first_difference(sr::to_dense(out), serial_fold<double>(P, n, density, std::plus<>{}, 300 + it)) <
+        BOOST_TEST(all_ok(first_difference(sr::to_dense(out), rank_fold<double>(P, n, density, std::plus<>{}, 300 + it)) <
                           0),
                    "iteration " << it);
     }

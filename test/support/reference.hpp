@@ -127,4 +127,21 @@ long first_difference(const std::vector<T>& x, const std::vector<T>& y)
     return -1;
 }
 
+// Rank `rank`'s input of a collective test (uniform supports), and the
+// serial fold of ranks 0 .. ranks - 1's inputs in rank order.
+template <class T, class Op>
+std::vector<T> rank_input(int rank, std::size_t n, double density, const Op& op, unsigned salt)
+{
+    std::mt19937_64 rng(salt * 7919u + static_cast<unsigned>(rank));
+    return random_dense<T>(rng, n, density, op);
+}
+
+template <class T, class Op>
+std::vector<T> rank_fold(int ranks, std::size_t n, double density, const Op& op, unsigned salt)
+{
+    std::vector<T> acc(n, sparse_reduce::identity<T>(op));
+    for (int r = 0; r < ranks; ++r) acc = dense_fold(acc, rank_input<T>(r, n, density, op, salt), op);
+    return acc;
+}
+
 } // namespace sparse_reduce_test
