@@ -286,11 +286,15 @@ BOOST_AUTO_TEST_CASE(automatic_model_prefers_by_density)
     BOOST_TEST(sparse.recursive_doubling < sparse.reduce_broadcast);
     const auto dense = sr::detail::estimate_allreduce(64, C, C, 8, 131072, m);
     BOOST_TEST(dense.reduce_broadcast < dense.recursive_doubling);
-    // split-allgather: between them, at many ranks and moderate density (its
-    // exchange is always index/value, so dense data cost it 1.5x the bytes)
+    // split-allgather: best at many ranks and moderate density; for dense
+    // data it moves 2 (P-1)/P of the vector per rank, as the pipelines about
+    // do, but pays (P - 1) alpha twice, which tells at large P
     const auto mid = sr::detail::estimate_allreduce(64, 1e-2 * C, C, 8, 131072, m);
     BOOST_TEST(mid.split_allgather < std::min(mid.recursive_doubling, mid.reduce_broadcast));
-    BOOST_TEST(dense.reduce_broadcast < dense.split_allgather);
+    BOOST_TEST(dense.split_allgather < 0.5 * dense.recursive_doubling);
+    BOOST_TEST(std::abs(dense.split_allgather - dense.reduce_broadcast) < 0.1 * dense.reduce_broadcast);
+    const auto dense512 = sr::detail::estimate_allreduce(512, C, C, 8, 131072, m);
+    BOOST_TEST(dense512.reduce_broadcast < dense512.split_allgather);
     BOOST_TEST(sparse.recursive_doubling < sparse.split_allgather);
     // non-power-of-two P costs recursive doubling a fold and a send back
     BOOST_TEST(sr::detail::estimate_allreduce(5, 1e-3 * C, C, 8, 131072, m).recursive_doubling >

@@ -531,12 +531,13 @@ inline allreduce_estimate estimate_allreduce(int ranks, double entries, double d
     const double pipelined = (segments + 2 * rounds) * per_segment + m.gamma_dense * dimension;
     const double broadcast = (segments + rounds - 1) * per_segment;
     // split-allgather: every rank sends (P-1)/P of its entries directly
-    // (offsets and values, two messages per peer), folds P runs pairwise
-    // (log2 P passes over its share), then a ring allgather of the reduced
-    // ranges; plus the entry counts (an alltoall, an allgather).
+    // (one message of wire blocks per peer), folds P pieces (pairwise while
+    // sparse: log2 P passes over its share; in place once dense), then a
+    // ring allgather of the reduced ranges; plus the sizes (an alltoall, an allgather).
     const double P = ranks, share = (P - 1) / P, log_p = std::log2(std::max(P, 1.0));
-    const double scatter = 2 * (P - 1) * m.alpha + m.beta * entries * (m.index_bytes + v) * share +
-                           m.gamma * entries * log_p;
+    const double scatter = (P - 1) * m.alpha + m.beta * bytes(entries) * share +
+                           (entries * (m.index_bytes + v) < dimension * v ? m.gamma * entries * log_p
+                                                                         : m.gamma_dense * dimension);
     const double u = merged(ranks);
     const double gather = (P - 1) * m.alpha + m.beta * bytes(u) * share +
                           (u * (m.index_bytes + v) < dimension * v ? m.gamma * u : m.gamma_dense * dimension);
