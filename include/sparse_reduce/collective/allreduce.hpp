@@ -1081,13 +1081,17 @@ private:
             if (sparse_reduce::dimension(in) != dimension_)
                 detail::fail("dimension mismatch: rank " + std::to_string(me) + " has dimension " +
                              std::to_string(sparse_reduce::dimension(in)) + ", the plan has " + std::to_string(dimension_));
-            if constexpr (RI::kind == repr_kind::dense) dense_in = RI::read(in).data();
-            else mine = detail::partial_of(in, dimension_, op);
+            // groups of one: no updating or broadcasting, the input is the replica
+            if constexpr (RI::kind == repr_kind::dense)
+                if (g.shape.size() > 1) dense_in = RI::read(in).data();
+            if (!dense_in) mine = detail::partial_of(in, dimension_, op);
         } catch (const std::exception& e) {
             st.fail_here(e);
         }
         detail::partial<T> acc =
-            detail::scatter_ranges(g.group_pc, mine, dense_in, g.ranges, window, id, policy_.wire, op, rep, st, *buffers_);
+            g.shape.size() == 1 ? std::move(mine)
+                                : detail::scatter_ranges(g.group_pc, mine, dense_in, g.ranges, window, id, policy_.wire,
+                                                         op, rep, st, *buffers_);
         // integration across the groups, in group order
         if (g.across.size() > 1)
             acc = detail::recursive_doubling(g.across_pc, std::move(acc), len, op, policy_.wire, window, rep, st,
@@ -1097,11 +1101,16 @@ private:
         if constexpr (RO::kind == repr_kind::dense) dense_out = RO::output(out, dimension_).data();
         std::vector<std::uint64_t> idx;
         std::vector<T> val;
-        detail::allgather_ranges(g.group_pc, acc, g.ranges, window, id, policy_.wire, dense_out, idx, val, rep, st,
-                                 *buffers_);
+        if (g.shape.size() > 1)
+            detail::allgather_ranges(g.group_pc, acc, g.ranges, window, id, policy_.wire, dense_out, idx, val, rep, st,
+                                     *buffers_);
         detail::agree_and_throw(private_, me, st.failure, st.heard);
-        if constexpr (RO::kind != repr_kind::dense)
+        if (g.shape.size() == 1) {
+            if (acc.is_dense) convert_into(out, acc.dense, op);
+            else convert_into(out, acc.sparse, op);
+        } else if constexpr (RO::kind != repr_kind::dense) {
             convert_into(out, index_value_vector<T, std::uint64_t>(dimension_, idx, val), op);
+        }
         const std::string params = "wire=" + std::string(wire::to_string(policy_.wire)) +
                                    ", segment=" + std::to_string(window * sizeof(T)) + ")";
         rep.algorithm = std::same_as<Policy, policy::split_allgather>
