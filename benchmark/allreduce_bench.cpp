@@ -9,7 +9,8 @@
 // Every algorithm runs from a plan made before timing; every result is
 // checked on every rank against MPI_Allreduce's (relative 1e-9: sums in
 // another order round differently); a mismatch makes the exit status 1.
-// Times: min / median / max over repetitions of the slowest rank. Bytes and
+// Times: min / median / max over repetitions of the slowest rank, and the
+// median ratio to MPI_Allreduce timed in the same repetitions. Bytes and
 // messages: summed over ranks from the reports; for MPI_Allreduce the ring
 // bound 2 (P-1)/P C v per rank, for the allgather the pairs each rank's
 // entries make to P - 1 others, plus the counts.
@@ -28,6 +29,8 @@
 #include <functional>
 #include <numeric>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 namespace mpi = boost::mpi;
@@ -116,9 +119,26 @@ bool close(const std::vector<double>& got, const std::vector<double>& want)
 struct row {
     std::string algorithm;
     sb::stats t;
+    double ratio = 0; // median over repetitions of time / MPI_Allreduce's time in the same repetition
     double bytes = 0, messages = 0;
     bool ok = true;
 };
+
+// Times f and the baseline b alternately, repetition by repetition (this
+// machine's speed drifts by 5x within a minute, so a ratio is only
+// meaningful between neighbours): f's times and the median ratio.
+std::pair<sb::stats, double> time_against(MPI_Comm comm, int warmup, int reps, const std::function<void()>& b,
+                                          const std::function<void()>& f)
+{
+    for (int i = 0; i < warmup; ++i) b(), f();
+    std::vector<double> tf, ratio;
+    for (int i = 0; i < reps; ++i) {
+        const double base = sb::time_collective(comm, 0, 1, b).median;
+        tf.push_back(sb::time_collective(comm, 0, 1, f).median);
+        ratio.push_back(base > 0 ? tf.back() / base : 0);
+    }
+    return {sb::summarize(tf), sb::summarize(ratio).median};
+}
 
 } // namespace
 
@@ -148,13 +168,16 @@ int main(int argc, char** argv)
         const auto wanted = [&](const std::string& name) { return o.only.empty() || name.rfind(o.only, 0) == 0; };
 
         // the baselines
+        std::vector<double> mpi_out(C);
+        const auto mpi_allreduce = [&] {
+            MPI_Allreduce(dense_in.data(), mpi_out.data(), static_cast<int>(C), MPI_DOUBLE, MPI_SUM, world);
+        };
         {
             row r;
             r.algorithm = "MPI_Allreduce(dense)";
-            std::vector<double> out(C);
-            r.t = sb::time_collective(world, o.warmup, o.reps, [&] {
-                MPI_Allreduce(dense_in.data(), out.data(), static_cast<int>(C), MPI_DOUBLE, MPI_SUM, world);
-            });
+            auto& out = mpi_out;
+            r.t = sb::time_collective(world, o.warmup, o.reps, mpi_allreduce);
+            r.ratio = 1;
             r.bytes = 2.0 * (P - 1) * static_cast<double>(C) * sizeof(double); // the ring bound, all ranks
             r.messages = P > 1 ? 2.0 * (P - 1) * P : 0;
             r.ok = close(out, want);
@@ -165,8 +188,8 @@ int main(int argc, char** argv)
             r.algorithm = "allgather+coalesce (PyTorch/Horovod)";
             std::vector<std::uint32_t> idx, oi;
             std::vector<double> val, ov;
-            r.t = sb::time_collective(world, o.warmup, o.reps,
-                                      [&] { allgather_coalesce(world, sparse_in, idx, val, oi, ov); });
+            std::tie(r.t, r.ratio) = time_against(world, o.warmup, o.reps, mpi_allreduce,
+                                                  [&] { allgather_coalesce(world, sparse_in, idx, val, oi, ov); });
             std::vector<double> got(C, 0.0);
             for (std::size_t k = 0; k < oi.size(); ++k) got[oi[k]] = ov[k];
             r.ok = close(got, want);
@@ -187,7 +210,7 @@ int main(int argc, char** argv)
                 std::vector<double> out_dense(C);
                 sr::report rep;
                 row r;
-                r.t = sb::time_collective(world, o.warmup, o.reps, [&] {
+                std::tie(r.t, r.ratio) = time_against(world, o.warmup, o.reps, mpi_allreduce, [&] {
                     rep = sparse ? plan.allreduce(sparse_in, out_iv, std::plus<>{})
                                  : plan.allreduce(std::span<const double>(dense_in), std::span<double>(out_dense),
                                                   std::plus<>{});
@@ -206,7 +229,6 @@ int main(int argc, char** argv)
         run("grouped", sr::policy::grouped{});
         run("automatic", sr::policy::automatic{});
 
-        const double base = rows.empty() || rows.front().algorithm != "MPI_Allreduce(dense)" ? 0 : rows.front().t.median;
         for (const auto& r : rows) {
             ++cells;
             const bool ok_everywhere = mpi::all_reduce(world, static_cast<int>(r.ok), mpi::minimum<int>()) == 1;
@@ -214,7 +236,7 @@ int main(int argc, char** argv)
             if (me != 0) continue;
             const bool drop_in = r.algorithm.rfind("[drop-in]", 0) == 0 || r.algorithm.rfind("MPI", 0) == 0;
             const char* repr = drop_in ? "dense" : "sparse";
-            const double ratio = base > 0 ? r.t.median / base : 0;
+            const double ratio = r.ratio;
             std::printf("%4d %9zu %8g %9s %6s  %-72.72s %9.4f %9.4f %12.0f %8.0f %7.2fx%s\n", P, C, d,
                         sb::to_string(o.dist), repr, r.algorithm.c_str(), r.t.min * 1e3, r.t.median * 1e3, r.bytes,
                         r.messages, ratio, ok_everywhere ? "" : "  MISMATCH");
