@@ -55,8 +55,8 @@ int main(int argc, char** argv)
     };
 
     std::printf("| system | N | N_a | T_x | T_m | x model | x best (cut-through) | T(x model) / T(x best) | model T_o / simulated | "
-                "x best (store-and-forward) | T(x model) / T(x best) |\n");
-    std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
+                "x best (store-and-forward) | T(x model) / T(x best) | T(1) / T(x best) | T(N) / T(x best) |\n");
+    std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     int rows = 0, pass_ct = 0, pass_sf = 0, exact_model = 0;
     double worst_ct = 1, worst_sf = 1, worst_fit = 0;
     for (const auto sys : rp::all_mesh_systems)
@@ -66,7 +66,7 @@ int main(int argc, char** argv)
                     rp::params p;
                     p.N = N, p.N_a = na, p.T_x = tx, p.T_m = tm;
                     const int xm = rp::optimal_group_size(sys, p);
-                    double ratio[2] = {0, 0};
+                    double ratio[2] = {0, 0}, best_ct = 0;
                     int best[2] = {1, 1};
                     for (const int m : {0, 1}) {
                         const auto mode = m == 0 ? switching::cut_through : switching::store_and_forward;
@@ -76,7 +76,11 @@ int main(int argc, char** argv)
                             if (t < best_t) best_t = t, best[m] = x;
                         }
                         ratio[m] = simulated(sys, xm, p, mode) / best_t;
+                        if (m == 0) best_ct = best_t;
                     }
+                    // the two ends: group size 1 (allreduce of everything), N x N (reduce_scatter + allgather)
+                    const double ends[2] = {simulated(sys, 1, p, switching::cut_through) / best_ct,
+                                            simulated(sys, N, p, switching::cut_through) / best_ct};
                     // how far the model's T_o is from the cut-through simulation, at x model
                     const double fit = rp::square_total_time(sys, xm, p) / simulated(sys, xm, p, switching::cut_through);
                     worst_fit = std::max(worst_fit, std::abs(fit - 1));
@@ -86,9 +90,10 @@ int main(int argc, char** argv)
                     exact_model += std::abs(fit - 1) < 1e-9;
                     worst_ct = std::max(worst_ct, ratio[0]);
                     worst_sf = std::max(worst_sf, ratio[1]);
-                    std::printf("| %s | %d | %g | %g | %g | %d | %d | %.4f%s | %.6f | %d | %.4f%s |\n",
+                    std::printf("| %s | %d | %g | %g | %g | %d | %d | %.4f%s | %.6f | %d | %.4f%s | %.2f | %.2f |\n",
                                 rp::to_string(sys).c_str(), N, na, tx, tm, xm, best[0], ratio[0],
-                                ratio[0] > 1.05 ? " MISS" : "", fit, best[1], ratio[1], ratio[1] > 1.05 ? " MISS" : "");
+                                ratio[0] > 1.05 ? " MISS" : "", fit, best[1], ratio[1], ratio[1] > 1.05 ? " MISS" : "",
+                                ends[0], ends[1]);
                 }
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::printf("\nrows: %d; cut-through: %d within 5%% (worst %.4f); store-and-forward: %d within 5%% (worst %.4f); "
