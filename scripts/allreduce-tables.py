@@ -22,39 +22,23 @@ def short(a):
 def rows(f):
     return list(csv.DictReader(open(os.path.join(d, f))))
 
-def times(f, repr_kind):
-    r = rows(f)
-    dens = sorted({float(x['density']) for x in r})
+def table(f, keep, cell):
+    """One row per density, one column per algorithm of the rows `keep` accepts."""
+    r = [x for x in rows(f) if keep(x) or x['algorithm'].startswith('MPI')]
     algos = []
     for x in r:
-        if x['repr'] == repr_kind or x['algorithm'].startswith('MPI'):
-            n = short(x['algorithm'])
-            if n not in algos: algos.append(n)
+        if short(x['algorithm']) not in algos: algos.append(short(x['algorithm']))
     print('| density | ' + ' | '.join(algos) + ' |')
     print('|---' * (len(algos) + 1) + '|')
-    for de in dens:
-        cells = {}
-        for x in r:
-            if float(x['density']) == de and (x['repr'] == repr_kind or x['algorithm'].startswith('MPI')):
-                cells[short(x['algorithm'])] = f"{float(x['median_ms']):.3f}"
+    for de in sorted({float(x['density']) for x in r}):
+        cells = {short(x['algorithm']): cell(x) for x in r if float(x['density']) == de}
         print(f'| {de:g} | ' + ' | '.join(cells.get(a, '') for a in algos) + ' |')
 
+def times(f, repr_kind):
+    table(f, lambda x: x['repr'] == repr_kind, lambda x: f"{float(x['median_ms']):.3f}")
+
 def traffic(f):
-    r = rows(f)
-    dens = sorted({float(x['density']) for x in r})
-    algos = []
-    for x in r:
-        if x['repr'] == 'sparse' or x['algorithm'].startswith('MPI'):
-            n = short(x['algorithm'])
-            if n not in algos: algos.append(n)
-    print('| density | ' + ' | '.join(algos) + ' |')
-    print('|---' * (len(algos) + 1) + '|')
-    for de in dens:
-        cells = {}
-        for x in r:
-            if float(x['density']) == de and (x['repr'] == 'sparse' or x['algorithm'].startswith('MPI')):
-                cells[short(x['algorithm'])] = f"{float(x['bytes'])/1e6:.3g} MB / {int(float(x['messages']))}"
-        print(f'| {de:g} | ' + ' | '.join(cells.get(a, '') for a in algos) + ' |')
+    table(f, lambda x: x['repr'] == 'sparse', lambda x: f"{float(x['bytes'])/1e6:.3g} MB / {int(float(x['messages']))}")
 
 print('P = 2, C = 2^18 doubles, uniform supports, sparse in and out (index_value_vector); median ms of the slowest rank:\n')
 times('p2.csv', 'sparse')
