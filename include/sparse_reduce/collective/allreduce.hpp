@@ -9,26 +9,34 @@
 // every rank, in the caller's type. Algorithms (doc/allreduce.md):
 //
 //   policy::reduce_broadcast{.tree = P}  reduce's plan with policy P to rank 0,
-//       then a pipelined binomial broadcast of the result: wire blocks of one
-//       segment of the index space each, packed into messages of about the
-//       segment size, each forwarded as soon as it arrives.
+//       then a pipelined broadcast of the result: wire blocks of one segment
+//       of the index space each, packed into messages of about the segment
+//       size, each forwarded as soon as it arrives; over a binomial tree, or
+//       over two trees taking alternate windows after P = two_tree.
 //   policy::recursive_doubling{}  log2 P exchanges of whole partial results
 //       with rank ^ 2^k; a partial is index/value until that outgrows dense,
-//       then dense; on the wire, per block, whichever form is smaller.
-//       P not a power of two: ranks 2i+1 < 2r (r = P - 2^floor(log2 P)) fold
-//       into 2i first and get the result back last.
-//   policy::automatic (default)  one of the two by the α-β-γ model, from the
+//       then dense (folded in place); on the wire, per block, whichever form
+//       is smaller. P not a power of two: ranks 2i+1 < 2r (r = P -
+//       2^floor(log2 P)) fold into 2i first and get the result back last.
+//   policy::split_allgather{}  a reduce_scatter by block ranges (wire blocks,
+//       one message per peer), then an allgather of the reduced ranges.
+//   policy::grouped{}  seed 002 on a 2D mesh of ranks: reduce_scatter within
+//       groups, recursive doubling across corresponding members, allgather
+//       back (split_allgather is one group of all ranks).
+//   policy::automatic (default)  the least of recursive doubling,
+//       reduce_broadcast and split-allgather by the α-β-γ model, from the
 //       mean entry count (one small allreduce per call).
 //
 // Non-commutative operations keep rank order: the reduce does; recursive
-// doubling always puts the lower ranks' partial on the left.
+// doubling always puts the lower ranks' partial on the left; the pieces of a
+// range are folded in rank order; grouped needs groups of consecutive ranks.
 //
 // Errors end in sparse_reduce::error on EVERY rank (not only the root and
 // the detecting rank, as in reduce): reduce_broadcast sends the root's
-// outcome down the broadcast tree before any data; recursive doubling
-// carries a status in every message (a failed rank goes on exchanging empty
-// messages) and ends with one allreduce of the status, then the failing
-// rank's message is broadcast.
+// outcome down the broadcast tree before any data; the others carry a status
+// in every message (a failed rank goes on exchanging empty messages) and end
+// with one allreduce of the status, then the failing rank's message is
+// broadcast.
 
 #include <algorithm>
 #include <bit>
