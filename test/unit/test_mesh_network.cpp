@@ -103,6 +103,20 @@ BOOST_AUTO_TEST_CASE(updating_reproduces_props_3_1_to_3_4)
     }
 }
 
+// The row / column split stands in for the whole updating simulation of
+// groups above 4e6 packet hops (x >= 32 on the validation's meshes); it is
+// checked above up to 6 x 8 and here on a 16 x 16 group, regular and wrapped.
+BOOST_AUTO_TEST_CASE(updating_split_matches_the_whole_simulation_on_a_16x16_group)
+{
+    for (bool wrapped : {false, true}) {
+        const bool bi = wrapped; // one of each link kind
+        const double whole = mesh::detail::update_time(16, 16, wrapped, bi, switching::cut_through, 1.0, 1, 1e18);
+        const double split = mesh::detail::update_time(16, 16, wrapped, bi, switching::cut_through, 1.0, 1, 0);
+        BOOST_TEST(whole == split, "wrapped " << wrapped);
+        BOOST_TEST(whole == (bi ? 1.0 : 2.0) * 16 * 64 / (wrapped ? 2 : 1)); // beta x ceil((y^2 - 1) / 4) s
+    }
+}
+
 // Seed 002's whole pattern: the simulated time equals T_r / T_w (and so
 // Eq. 3) for every system and square group on meshes up to 16 x 16; with
 // store-and-forward packets it only grows. On a regular mesh the ring of
