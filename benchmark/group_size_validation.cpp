@@ -1,7 +1,7 @@
 // Seed 002's optimal group size against the mesh simulator
 // (exec/mesh_network.hpp, doc/mesh_validation.md).
 //
-//   group_size_validation [--quick] [--markdown]
+//   group_size_validation [--quick]          (prints markdown)
 //
 // For every system (RS1, RS2, WS1, WS2), mesh N x N (4 .. 64; --quick: to
 // 16), N_a and (T_x, T_m): the model's optimal admissible x
