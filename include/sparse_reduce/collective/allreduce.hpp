@@ -86,6 +86,11 @@ inline std::span<const std::byte> bytes_of(const wire_buffer& b, std::size_t n)
 {
     return {reinterpret_cast<const std::byte*>(b.data()), n};
 }
+// `words` 8-byte words of b from word `first`.
+inline std::span<const std::byte> bytes_of(const wire_buffer& b, std::size_t first, std::size_t words)
+{
+    return {reinterpret_cast<const std::byte*>(b.data() + first), words * 8};
+}
 
 // A partial result: index/value while that is smaller than dense.
 template <class T>
@@ -240,33 +245,48 @@ std::size_t encode_partial(const partial<T>* p, std::size_t dimension, std::size
     return at;
 }
 
+// A whole partial's blocks, parsed in place, and how many entries they hold
+// (a dense or RLE block counted as full): the form to decode or fold into.
 template <class T>
-partial<T> decode_partial(std::span<const std::byte> bytes, std::size_t dimension, std::size_t window, const T& id)
-{
-    // parse every block first: their forms say whether the result is dense
+struct parsed_partial {
     std::vector<wire::block_view<T>> views;
-    std::size_t at = 0, entries = 0;
+    std::size_t entries = 0;
+};
+
+template <class T>
+parsed_partial<T> parse_partial(std::span<const std::byte> bytes, std::size_t dimension, std::size_t window)
+{
+    parsed_partial<T> b;
+    std::size_t at = 0;
     for (std::size_t lo = 0; lo < dimension; lo += window) {
-        views.push_back(wire::parse_block<T>(bytes.subspan(at), std::min(window, dimension - lo)));
-        const auto& v = views.back();
+        b.views.push_back(wire::parse_block<T>(bytes.subspan(at), std::min(window, dimension - lo)));
+        const auto& v = b.views.back();
         const bool listed = v.tag == wire::block_tag::index_value16 || v.tag == wire::block_tag::index_value32;
-        entries += listed ? v.count : v.length; // a dense or RLE block: counted as full
+        b.entries += listed ? v.count : v.length;
         at += v.bytes;
     }
     if (at != bytes.size()) fail("malformed message: " + std::to_string(bytes.size() - at) + " bytes after the last block");
+    return b;
+}
+
+// The parsed blocks as a partial: dense (dense blocks by memcpy) when their
+// entries fill it, else index/value.
+template <class T>
+partial<T> decode_partial(const parsed_partial<T>& b, std::size_t dimension, std::size_t window, const T& id)
+{
     partial<T> p;
-    if (dense_is_smaller<T>(entries, dimension)) { // decoded in place, dense blocks by memcpy
+    if (dense_is_smaller<T>(b.entries, dimension)) {
         p.is_dense = true;
         p.dense.resize(dimension);
-        for (std::size_t k = 0; k < views.size(); ++k)
-            wire::decode_block_into(views[k], id, std::span<T>(p.dense.data() + k * window, views[k].length));
+        for (std::size_t k = 0; k < b.views.size(); ++k)
+            wire::decode_block_into(b.views[k], id, std::span<T>(p.dense.data() + k * window, b.views[k].length));
         return p;
     }
     std::vector<std::uint64_t> idx;
     std::vector<T> val;
-    idx.reserve(entries);
-    val.reserve(entries);
-    for (std::size_t k = 0; k < views.size(); ++k) append_entries(views[k], k * window, id, idx, val);
+    idx.reserve(b.entries);
+    val.reserve(b.entries);
+    for (std::size_t k = 0; k < b.views.size(); ++k) append_entries(b.views[k], k * window, id, idx, val);
     p.sparse = index_value_vector<T, std::uint64_t>(dimension, idx, val);
     return p;
 }
@@ -403,17 +423,15 @@ partial<value_type_of<In>> partial_of(const In& in, std::size_t dimension, const
     return p;
 }
 
-// Folds a message's blocks (a whole partial, behind its status word) into
-// the dense accumulator in place: theirs on the left or on the right.
+// Folds parsed blocks (a whole partial) into the dense accumulator in
+// place: theirs on the left or on the right.
 template <class T, class Op>
-void fold_into_dense(std::span<const std::byte> bytes, std::vector<T>& acc, std::size_t window, const T& id,
-                     const Op& op, bool theirs_left)
+void fold_into_dense(const parsed_partial<T>& b, std::vector<T>& acc, std::size_t window, const T& id, const Op& op,
+                     bool theirs_left)
 {
-    std::size_t at = 0;
-    for (std::size_t lo = 0; lo < acc.size(); lo += window) {
-        const auto v = wire::parse_block<T>(bytes.subspan(at), std::min(window, acc.size() - lo));
-        at += v.bytes;
-        T* a = acc.data() + lo;
+    for (std::size_t k = 0; k < b.views.size(); ++k) {
+        const auto& v = b.views[k];
+        T* a = acc.data() + k * window;
         if (v.tag == wire::block_tag::dense) {
             if (theirs_left)
                 for (std::size_t i = 0; i < v.length; ++i) a[i] = static_cast<T>(op(v.values[i], a[i]));
@@ -428,7 +446,6 @@ void fold_into_dense(std::span<const std::byte> bytes, std::vector<T>& acc, std:
             }
         });
     }
-    if (at != bytes.size()) fail("malformed message: " + std::to_string(bytes.size() - at) + " bytes after the last block");
 }
 
 // Message buffers a plan keeps between calls (no page faults per call).
@@ -468,10 +485,10 @@ partial<T> recursive_doubling(MPI_Comm pc, partial<T> acc, std::size_t dimension
             const auto their_status = static_cast<std::int64_t>(recvbuf[0]);
             if (their_status != 0) return st.hear(their_status);
             if (st.failed()) return;
+            const auto blocks = parse_partial<T>(bytes_of(recvbuf, got).subspan(8), dimension, window);
             if (acc.is_dense && how != fold::replace) // in place: no new dense array per step
-                return fold_into_dense(bytes_of(recvbuf, got).subspan(8), acc.dense, window, id, op,
-                                       how == fold::theirs_left);
-            auto theirs = decode_partial<T>(bytes_of(recvbuf, got).subspan(8), dimension, window, id);
+                return fold_into_dense(blocks, acc.dense, window, id, op, how == fold::theirs_left);
+            auto theirs = decode_partial(blocks, dimension, window, id);
             acc = how == fold::replace      ? std::move(theirs)
                   : how == fold::theirs_left ? combine_partials(theirs, acc, op, dimension)
                                              : combine_partials(acc, theirs, op, dimension);
@@ -678,34 +695,25 @@ partial<T> scatter_ranges(MPI_Comm pc, const partial<T>& mine, const T* dense_in
     partial<T> acc;
     acc.sparse = index_value_vector<T, std::uint64_t>(len);
     try {
-        // statuses first, and how many entries the pieces hold (dense and RLE blocks count as full)
+        // statuses first; each piece parsed once, its entries say dense or sparse
+        std::vector<parsed_partial<T>> pieces(n);
         std::size_t entries = 0;
         for (std::size_t k = 0; k < n; ++k) {
-            const std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(in.data() + displ[k]), recv[k] * 8);
+            const auto bytes = bytes_of(in, displ[k], recv[k]);
             if (bytes.size() < 8) fail("malformed piece of a reduce_scatter");
             if (const auto status = static_cast<std::int64_t>(in[displ[k]])) st.hear(status);
-            else
-                for (std::size_t at = 8, lo = 0; lo < len; lo += window) {
-                    const auto v = wire::parse_block<T>(bytes.subspan(at), std::min(window, len - lo));
-                    const bool listed = v.tag == wire::block_tag::index_value16 || v.tag == wire::block_tag::index_value32;
-                    entries += listed ? v.count : v.length;
-                    at += v.bytes;
-                }
+            else entries += (pieces[k] = parse_partial<T>(bytes.subspan(8), len, window)).entries;
         }
         if (st.failed()) return acc;
-        const auto piece = [&](std::size_t k) {
-            return std::span<const std::byte>(reinterpret_cast<const std::byte*>(in.data() + displ[k]), recv[k] * 8)
-                .subspan(8);
-        };
         if (dense_is_smaller<T>(entries, len)) {
             acc.is_dense = true;
             acc.sparse = {};
             acc.dense.assign(len, id);
-            for (std::size_t k = 0; k < n; ++k) fold_into_dense(piece(k), acc.dense, window, id, op, false);
+            for (const auto& b : pieces) fold_into_dense(b, acc.dense, window, id, op, false);
             return acc;
         }
         std::vector<partial<T>> parts;
-        for (std::size_t k = 0; k < n; ++k) parts.push_back(decode_partial<T>(piece(k), len, window, id));
+        for (const auto& b : pieces) parts.push_back(decode_partial(b, len, window, id));
         while (parts.size() > 1) {
             std::vector<partial<T>> next;
             for (std::size_t k = 0; k + 1 < parts.size(); k += 2) next.push_back(combine_partials(parts[k], parts[k + 1], op, len));
@@ -756,7 +764,7 @@ void allgather_ranges(MPI_Comm pc, const partial<T>& mine, std::span<const std::
     rep.messages_sent += static_cast<std::size_t>(G - 1);
     rep.bytes_received += static_cast<std::size_t>(total) * 8 - n;
     for (std::size_t k = 0; k < counts.size(); ++k) {
-        const std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(all.data() + displ[k]), counts[k] * 8);
+        const auto bytes = bytes_of(all, static_cast<std::size_t>(displ[k]), counts[k]);
         try {
             if (bytes.size() < 8) fail("malformed allgather piece");
             const auto status = static_cast<std::int64_t>(all[static_cast<std::size_t>(displ[k])]);
@@ -1021,6 +1029,15 @@ private:
         return rep;
     }
 
+    // A call's vector against the plan (the ranks agreed on the plan's dimension).
+    template <class In>
+    void check_dimension(const In& in, int me) const
+    {
+        if (sparse_reduce::dimension(in) != dimension_)
+            detail::fail("dimension mismatch: rank " + std::to_string(me) + " has dimension " +
+                         std::to_string(sparse_reduce::dimension(in)) + ", the plan has " + std::to_string(dimension_));
+    }
+
     // ---- recursive doubling ----
     template <class In, class Out, class Op>
     report doubling(const In& in, Out& out, const Op& op, wire::format fmt, std::size_t segment_bytes)
@@ -1031,9 +1048,7 @@ private:
         detail::call_status st{me};
         detail::partial<T> acc;
         try {
-            if (sparse_reduce::dimension(in) != dimension_)
-                detail::fail("dimension mismatch: rank " + std::to_string(me) + " has dimension " +
-                             std::to_string(sparse_reduce::dimension(in)) + ", the plan has " + std::to_string(dimension_));
+            check_dimension(in, me);
             acc = detail::partial_of(in, dimension_, op);
         } catch (const std::exception& e) {
             st.fail_here(e);
@@ -1086,9 +1101,7 @@ private:
         detail::partial<T> mine;
         const T* dense_in = nullptr; // a dense input is encoded from the caller's array
         try {
-            if (sparse_reduce::dimension(in) != dimension_)
-                detail::fail("dimension mismatch: rank " + std::to_string(me) + " has dimension " +
-                             std::to_string(sparse_reduce::dimension(in)) + ", the plan has " + std::to_string(dimension_));
+            check_dimension(in, me);
             // groups of one: no updating or broadcasting, the input is the replica
             if constexpr (RI::kind == repr_kind::dense)
                 if (g.shape.size() > 1) dense_in = RI::read(in).data();
