@@ -26,19 +26,23 @@ namespace policy {
 struct binomial {
     wire::format wire = wire::adaptive;
     std::size_t segment_bytes = 0;
+    friend bool operator==(const binomial&, const binomial&) = default;
 };
 struct k_ary {
     int k = 0; // 0: seed 001's best k for this call's sizes and the tuned model (one small allreduce)
     wire::format wire = wire::adaptive;
     std::size_t segment_bytes = 0;
+    friend bool operator==(const k_ary&, const k_ary&) = default;
 };
 struct binary {
     wire::format wire = wire::adaptive;
     std::size_t segment_bytes = 0;
+    friend bool operator==(const binary&, const binary&) = default;
 };
 struct chain {
     wire::format wire = wire::adaptive;
     std::size_t segment_bytes = 0;
+    friend bool operator==(const chain&, const chain&) = default;
 };
 // The binary tree of least modelled completion time for this call's entry
 // counts (one allgather of nnz per call; tree/optimal_binary.hpp).
@@ -46,11 +50,13 @@ struct optimal_binary {
     cost_model model{};
     wire::format wire = wire::adaptive;
     std::size_t segment_bytes = 0;
+    friend bool operator==(const optimal_binary&, const optimal_binary&) = default;
 };
 // Two binary trees sharing the windows (Sanders, Speck, Träff): for large vectors.
 struct two_tree {
     wire::format wire = wire::adaptive;
     std::size_t segment_bytes = 0;
+    friend bool operator==(const two_tree&, const two_tree&) = default;
 };
 // Sreduce (select/sreduce.hpp): tree and segment size chosen per call from
 // P, C, S and D and the machine's tuning. One small allreduce (entries,
@@ -65,6 +71,7 @@ struct automatic {
     std::string tuning_file{};               // else $SPARSE_REDUCE_TUNING, else built-in defaults
     std::optional<sparse_reduce::tuning> tuned{}; // in place of any file (e.g. a simulated network)
     unsigned remeasure_every = 64; // a plan measures S and D on its first call and every this many after; 0: always
+    friend bool operator==(const automatic&, const automatic&) = default;
 };
 
 } // namespace policy

@@ -24,6 +24,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -34,6 +35,7 @@
 #include "../error.hpp"
 #include "../exec/mpi_executor.hpp"
 #include "../exec/rank_program.hpp"
+#include "../exec/whole_reduce.hpp"
 #include "../exec/reduce_node.hpp"
 #include "../kernel/combine.hpp"
 #include "../kernel/entry_stream.hpp"
@@ -87,6 +89,17 @@ std::vector<std::uint32_t> block_entries(const auto& in, std::size_t dimension, 
             if (c.run == 0 && c.pos < dimension) ++counts[c.pos / grain];
     }
     return counts;
+}
+
+// A reader with nothing to read, of the type make_reader returns: a failed
+// rank's input.
+template <class Reader, class T>
+Reader empty_reader(const T& id)
+{
+    if constexpr (requires { Reader(std::span<const T>{}, id); }) return Reader(std::span<const T>{}, id);
+    else if constexpr (requires { Reader(std::span<const T>{}, std::size_t{0}, id); })
+        return Reader(std::span<const T>{}, std::size_t{0}, id);
+    else return Reader({}, {}, 0);
 }
 
 inline stream_config make_stream_config(const schedule& s)
@@ -183,8 +196,20 @@ struct local_counts {
 template <class T, representation In>
 local_counts count_locally(const In& in, std::size_t dimension, const T& id, bool count)
 {
+    using R = repr_traits<std::remove_cvref_t<In>>;
     local_counts lc;
     double entries = static_cast<double>(stored_entries(in));
+    if constexpr (R::kind == repr_kind::index_value) {
+        // O(entries), not O(dimension): the histogram straight from the
+        // indices (the windows' counts, if wanted, come from make_own_input).
+        lc.stats = local_stats(entries, dimension, false, {}, 1);
+        if (count && dimension)
+            for (const auto i : R::indices(in))
+                if (static_cast<std::size_t>(i) < dimension)
+                    lc.stats[3 + std::min(stats_buckets - 1, static_cast<std::size_t>(static_cast<double>(i) * stats_buckets /
+                                                                                        static_cast<double>(dimension)))] += 1;
+        return lc;
+    }
     if (count) {
         lc.blocks = block_entries<T>(in, dimension, stats_grain, id);
         entries = 0;
@@ -253,18 +278,50 @@ schedule resolve_schedule(const Policy& policy, int size, int root, bool commuta
     return s;
 }
 
+// Whether a call runs whole-message (exec/whole_reduce.hpp): sparse inputs
+// under the adaptive wire. The kind of vector is part of the call's type, the
+// same on every rank as MPI's datatypes are; a rank that differs is detected
+// (the message kinds differ) and fails the call.
+template <class Policy, representation In>
+bool whole_message(const Policy& p)
+{
+    return repr_traits<std::remove_cvref_t<In>>::kind == repr_kind::index_value && p.wire == wire::adaptive;
+}
+
+// What a plan remembers between calls: the schedule per commutativity, with
+// the agreed statistics it was chosen for, and automatic's call counter.
+struct selection_memo {
+    unsigned calls_since_measure[2] = {0, 0};
+    std::optional<std::pair<std::vector<double>, schedule>> cache[2];
+};
+
+// A plan's memory: its selection and the buffers its calls work in.
+struct plan_memory {
+    selection_memo memo;
+    node_buffers whole;
+    std::vector<node_buffers> pools;
+};
+
+// One-shot calls keep their selection on the communicator, per policy type,
+// for the last (policy, root, dimension) they were made with.
+template <class Policy>
+struct one_shot_memo {
+    std::optional<Policy> policy;
+    int root = -1;
+    std::size_t dimension = 0;
+    selection_memo memo;
+};
+
+struct one_shot_t {};
+
 } // namespace detail
 
 template <reduce_policy Policy = policy::automatic>
 class reduce_plan {
 public:
     reduce_plan(const boost::mpi::communicator& comm, int root, std::size_t dimension, Policy policy = {})
-        : comm_(comm), private_(detail::private_comm(MPI_Comm(comm))), root_(root), dimension_(dimension),
-          policy_(policy)
+        : reduce_plan(comm, root, dimension, std::move(policy), std::make_shared<detail::plan_memory>())
     {
-        if (root < 0 || root >= comm.size())
-            detail::fail("invalid root " + std::to_string(root) + " for a communicator of size " +
-                         std::to_string(comm.size()));
         if (detail::needs_call_stats(policy_)) {
             // Once per plan, together: is the tuning readable everywhere (a
             // rank that cannot read it must not leave the others waiting),
@@ -286,6 +343,24 @@ public:
             if (all[2]) detail::fail(tuning_error.empty() ? "the tuning could not be read on another rank" : tuning_error);
             dimensions_agree_ = all[0] == -all[1];
         }
+    }
+
+    // A one-shot call's plan: no collective here (a tuning that cannot be
+    // read fails in the call's own allreduce), the communicator's memory and memo.
+    reduce_plan(detail::one_shot_t, const boost::mpi::communicator& comm, int root, std::size_t dimension, Policy policy)
+        : reduce_plan(comm, root, dimension, std::move(policy), nullptr)
+    {
+        auto& m = state_->template memo<detail::one_shot_memo<Policy>>();
+        if (!m.policy || !(*m.policy == policy_) || m.root != root || m.dimension != dimension) {
+            m.policy = policy_;
+            m.root = root;
+            m.dimension = dimension;
+            m.memo = {};
+        }
+        memo_ = &m.memo;
+        whole_ = &state_->whole;
+        pools_ = &state_->pools;
+        one_shot_ = true;
     }
 
     int root() const { return root_; }
@@ -318,24 +393,37 @@ public:
             if (policy_.wire == wire::rle) detail::fail("the rle wire format needs float or double values");
 
         const int me = comm_.rank();
-        const T id = identity<T>(op);
         const bool local_ok = sparse_reduce::dimension(in) == dimension_;
+        std::string local_failure =
+            local_ok ? std::string()
+                     : "dimension mismatch: rank " + std::to_string(me) + " has dimension " +
+                           std::to_string(sparse_reduce::dimension(in)) + ", the plan has " + std::to_string(dimension_);
+        if (detail::whole_message<Policy, In>(policy_)) return reduce_whole<T>(in, out, op, commutative, local_failure);
+
+        const T id = identity<T>(op);
         const bool count = detail::stats_needed(policy_, dimension_, sizeof(T), dimensions_agree_) && local_ok;
         const auto counts = detail::count_locally(in, dimension_, id, count);
         const schedule& sched = resolve(commutative, sizeof(T), counts.stats, RO::kind == repr_kind::dense);
         const detail::stream_config cfg = detail::make_stream_config(sched);
 
         using reader_t = decltype(detail::make_reader(in, id));
-        const auto own = detail::make_own_input(in, cfg, id, local_ok, counts.blocks, detail::stats_grain);
+        using own_t = detail::own_input<T, reader_t>;
+        std::optional<own_t> own;
         const bool destination = me == root_;
         T* dense_out = nullptr;
-        if constexpr (RO::kind == repr_kind::dense)
-            if (destination) dense_out = RO::output(out, dimension_).data();
-        const std::string local_failure =
-            local_ok ? std::string()
-                     : "dimension mismatch: rank " + std::to_string(me) + " has dimension " +
-                           std::to_string(sparse_reduce::dimension(in)) + ", the plan has " + std::to_string(dimension_);
-        detail::rank_program<T, Op, reader_t> program(sched.trees, me, cfg, op, own, dense_out, pools_, local_failure);
+        // Checked inside the failure protocol: a bad input or output fails
+        // the call on every rank that must know, with nothing left queued.
+        if (local_failure.empty()) {
+            try {
+                own.emplace(detail::make_own_input(in, cfg, id, true, counts.blocks, detail::stats_grain));
+                if constexpr (RO::kind == repr_kind::dense)
+                    if (destination) dense_out = RO::output(out, dimension_).data();
+            } catch (...) {
+                local_failure = "rank " + std::to_string(me) + ": " + detail::describe_current_exception();
+            }
+        }
+        if (!local_failure.empty()) own.emplace(own_t{nullptr, detail::empty_reader<reader_t>(id), {}});
+        detail::rank_program<T, Op, reader_t> program(sched.trees, me, cfg, op, *own, dense_out, *pools_, local_failure);
         detail::run_nodes(private_, program.bindings());
 
         report rep;
@@ -350,15 +438,75 @@ public:
     }
 
 private:
+    reduce_plan(const boost::mpi::communicator& comm, int root, std::size_t dimension, Policy policy,
+                std::shared_ptr<detail::plan_memory> memory)
+        : comm_(comm), state_(&detail::state_of(MPI_Comm(comm))), private_(state_->dup), root_(root),
+          dimension_(dimension), policy_(std::move(policy)), memory_(std::move(memory))
+    {
+        if (root < 0 || root >= comm.size())
+            detail::fail("invalid root " + std::to_string(root) + " for a communicator of size " +
+                         std::to_string(comm.size()));
+        if (memory_) {
+            memo_ = &memory_->memo;
+            whole_ = &memory_->whole;
+            pools_ = &memory_->pools;
+        }
+    }
+
+    // The whole-message reduce: the tree alone is chosen (at P = 2 every
+    // tree is the one edge, so automatic needs no statistics there).
+    template <class T, class In, class Out, class Op>
+    report reduce_whole(const In& in, Out& out, const Op& op, bool commutative, const std::string& local_failure)
+    {
+        const schedule* sched = nullptr;
+        constexpr bool gathers = std::is_same_v<Policy, policy::optimal_binary>;
+        if (!gathers && (!detail::needs_call_stats(policy_) || comm_.size() <= 2)) {
+            // Nothing to measure: the policy's tree, or at P <= 2 the one
+            // edge every tree is; built once, no collective, no allocation.
+            auto& cached = memo_->cache[commutative ? 1 : 0];
+            if (!cached || !cached->first.empty())
+                cached.emplace(std::vector<double>{},
+                               detail::needs_call_stats(policy_)
+                                   ? detail::make_schedule(detail::algorithm_trees(algorithm::binomial, 0, comm_.size(), root_,
+                                                                                   commutative),
+                                                           dimension_, sizeof(T), default_segment_bytes, policy_.wire)
+                                   : detail::resolve_schedule(policy_, comm_.size(), root_, commutative, dimension_,
+                                                              sizeof(T), {}, call_stats{}));
+            sched = &cached->second;
+        } else {
+            const bool count = detail::stats_needed(policy_, dimension_, sizeof(T), dimensions_agree_) &&
+                               local_failure.empty();
+            const auto counts = detail::count_locally(in, dimension_, identity<T>(op), count);
+            sched = &resolve(commutative, sizeof(T), counts.stats, false);
+        }
+        // One tree: a whole message gains nothing from a second one.
+        const tree& t = sched->trees.front();
+        const bool wide = dimension_ > (std::size_t{1} << 32);
+        const detail::whole_result r =
+            wide ? detail::run_whole_reduce<std::uint64_t, T>(private_, t, comm_.rank(), dimension_, in, out, op, *whole_,
+                                                              local_failure)
+                 : detail::run_whole_reduce<std::uint32_t, T>(private_, t, comm_.rank(), dimension_, in, out, op, *whole_,
+                                                              local_failure);
+        if (r.failed && (comm_.rank() == root_ || r.detected))
+            detail::fail("reduce failed on rank " + std::to_string(r.failed->rank) + ": " + r.failed->text);
+        report rep;
+        rep.algorithm = describe(*sched) + ", whole messages";
+        rep.bytes_sent = r.bytes_sent;
+        rep.bytes_received = r.bytes_received;
+        rep.messages_sent = r.messages_sent;
+        return rep;
+    }
+
     // The call's one small collective, then the cached schedule or a new one.
     const schedule& resolve(bool commutative, std::size_t value_bytes, const std::vector<double>& local, bool dense_output)
     {
-        auto& cached = cache_[commutative ? 1 : 0];
+        auto& cached = memo_->cache[commutative ? 1 : 0];
         if constexpr (std::is_same_v<Policy, policy::automatic>) {
             // Between measurements the plan keeps its choice: every rank
             // counts the same calls, so all keep or all measure.
-            auto& calls = calls_since_measure_[commutative ? 1 : 0];
-            if (cached && policy_.remeasure_every > 0 && cached->first.end()[-2] == static_cast<double>(value_bytes) &&
+            auto& calls = memo_->calls_since_measure[commutative ? 1 : 0];
+            if (!one_shot_ && cached && !cached->first.empty() && policy_.remeasure_every > 0 &&
+                cached->first.end()[-2] == static_cast<double>(value_bytes) &&
                 cached->first.back() == static_cast<double>(dense_output) && ++calls % policy_.remeasure_every != 0)
                 return cached->second;
             calls = 0;
@@ -370,8 +518,29 @@ private:
             agreed = nnz;
         } else if (detail::stats_needed(policy_, dimension_, value_bytes, dimensions_agree_)) {
             reduced = true;
-            agreed.resize(local.size());
-            MPI_Allreduce(local.data(), agreed.data(), static_cast<int>(local.size()), MPI_DOUBLE, MPI_SUM, private_);
+            // A one-shot call also agrees here on whether every rank could
+            // read the tuning (a plan did that once, when it was made).
+            std::string tuning_error;
+            std::vector<double> mine = local;
+            if (one_shot_) {
+                try {
+                    if constexpr (std::is_same_v<Policy, policy::automatic>) {
+                        if (!policy_.tuned) current_tuning(policy_.tuning_file);
+                    } else {
+                        current_tuning();
+                    }
+                } catch (const error& e) {
+                    tuning_error = e.what();
+                }
+                mine.push_back(tuning_error.empty() ? 0 : 1);
+            }
+            agreed.resize(mine.size());
+            MPI_Allreduce(mine.data(), agreed.data(), static_cast<int>(mine.size()), MPI_DOUBLE, MPI_SUM, private_);
+            if (one_shot_) {
+                if (agreed.back() > 0)
+                    detail::fail(tuning_error.empty() ? "the tuning could not be read on another rank" : tuning_error);
+                agreed.pop_back();
+            }
         }
         agreed.push_back(static_cast<double>(value_bytes));
         agreed.push_back(dense_output);
@@ -414,14 +583,17 @@ private:
     }
 
     boost::mpi::communicator comm_;
+    detail::comm_state* state_;
     MPI_Comm private_;
     int root_;
     std::size_t dimension_;
     Policy policy_;
     bool dimensions_agree_ = false;
-    unsigned calls_since_measure_[2] = {0, 0};
-    std::optional<std::pair<std::vector<double>, schedule>> cache_[2];
-    std::vector<detail::node_buffers> pools_; // per tree: its node, and its forward receiver
+    bool one_shot_ = false;
+    std::shared_ptr<detail::plan_memory> memory_; // a plan's own; none for one-shot calls
+    detail::selection_memo* memo_ = nullptr;
+    detail::node_buffers* whole_ = nullptr;
+    std::vector<detail::node_buffers>* pools_ = nullptr; // per tree: its node, and its forward receiver
 };
 
 template <reduce_policy Policy = policy::automatic>
@@ -434,7 +606,8 @@ template <representation In, representation Out, class Op, reduce_policy Policy 
     requires std::same_as<value_type_of<In>, value_type_of<Out>> && associative_op<Op, value_type_of<In>>
 report reduce(const boost::mpi::communicator& comm, const In& in, Out&& out, const Op& op, int root, Policy policy = {})
 {
-    return make_plan(comm, root, dimension(in), policy).reduce(in, std::forward<Out>(out), op);
+    return reduce_plan<Policy>(detail::one_shot_t{}, comm, root, dimension(in), std::move(policy))
+        .reduce(in, std::forward<Out>(out), op);
 }
 
 } // namespace sparse_reduce

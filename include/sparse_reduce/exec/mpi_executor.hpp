@@ -15,38 +15,9 @@
 #include <mpi.h>
 
 #include "../error.hpp"
+#include "comm_state.hpp"
 
 namespace sparse_reduce::detail {
-
-// The library's own duplicate of a communicator, created on first use and
-// cached as an attribute of it (freed with it), so that user messages never
-// mix with the library's and repeated calls pay for MPI_Comm_dup once.
-inline MPI_Comm private_comm(MPI_Comm user)
-{
-    static int keyval = MPI_KEYVAL_INVALID;
-    if (keyval == MPI_KEYVAL_INVALID) {
-        auto destroy = [](MPI_Comm, int, void* attr, void*) -> int {
-            auto* dup = static_cast<MPI_Comm*>(attr);
-            int finalized = 0;
-            MPI_Finalized(&finalized);
-            if (!finalized) MPI_Comm_free(dup);
-            delete dup;
-            return MPI_SUCCESS;
-        };
-        MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, destroy, &keyval, nullptr);
-    }
-    void* attr = nullptr;
-    int found = 0;
-    MPI_Comm_get_attr(user, keyval, &attr, &found);
-    if (found) return *static_cast<MPI_Comm*>(attr);
-    auto* dup = new MPI_Comm;
-    if (MPI_Comm_dup(user, dup) != MPI_SUCCESS) {
-        delete dup;
-        fail("MPI_Comm_dup failed");
-    }
-    MPI_Comm_set_attr(user, keyval, dup);
-    return *dup;
-}
 
 inline constexpr int stream_tag = 1;  // child -> parent in the tree
 inline constexpr int forward_tag = 2; // top -> destination

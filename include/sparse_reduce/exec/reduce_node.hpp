@@ -32,13 +32,13 @@
 #include <utility>
 #include <vector>
 
-#include "../detail/uninit_vector.hpp"
 #include "../detail/value_equal.hpp"
 #include "../error.hpp"
 #include "../kernel/entry_stream.hpp"
 #include "../op/associative_op.hpp"
 #include "../wire/block.hpp"
 #include "message.hpp"
+#include "node_buffers.hpp"
 
 namespace sparse_reduce::detail {
 
@@ -120,25 +120,6 @@ struct scratch_reader {
     std::size_t index() const { return idx[k]; }
     const T& value() const { return val[k]; }
     void next() { ++k; }
-};
-
-// Memory a node works in, kept by a plan across calls: receive and send
-// buffers, the dense accumulator and the index/value scratch.
-class node_buffers {
-public:
-    template <class U>
-    U* get(std::size_t slot, std::size_t count)
-    {
-        static_assert(alignof(U) <= 8);
-        if (slots_.size() <= slot) slots_.resize(slot + 1);
-        auto& v = slots_[slot];
-        const std::size_t words = (count * sizeof(U) + 7) / 8 + 1;
-        if (v.size() < words) v.resize(words);
-        return reinterpret_cast<U*>(v.data());
-    }
-
-private:
-    std::vector<uninit_vector<std::uint64_t>> slots_;
 };
 
 template <class T, class Op, class OwnReader>

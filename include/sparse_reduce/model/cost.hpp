@@ -32,6 +32,8 @@ struct cost_model {
     double header_bytes = 48;     // message header and one block header
     merge_model merge = merge_model::uniform;
 
+    friend bool operator==(const cost_model&, const cost_model&) = default;
+
     double message_bytes(double entries, double dimension) const
     {
         return header_bytes + std::min(entries * (index_bytes + value_bytes), dimension * value_bytes);

@@ -36,12 +36,14 @@ struct thresholds {
     double sparsity = 0.99;                   // T_s
     int ranks_uniform = 64;                   // T_u^p
     int ranks_zipf = 1024;                    // T_z^p
+    friend bool operator==(const thresholds&, const thresholds&) = default;
 };
 
 struct tuning {
     cost_model machine{};
     thresholds limits{};
     std::string source = "built-in defaults";
+    friend bool operator==(const tuning&, const tuning&) = default;
 };
 
 inline std::string to_string(const tuning& t)

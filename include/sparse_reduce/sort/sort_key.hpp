@@ -27,6 +27,7 @@
 #include <mpi.h>
 
 #include "../error.hpp"
+#include "../exec/comm_state.hpp"
 
 namespace sparse_reduce {
 
@@ -122,10 +123,6 @@ private:
 };
 
 namespace detail {
-
-// MPI counts are int: raw transfers are cut into pieces of at most 1 GiB,
-// cut the same way on both sides.
-inline constexpr std::size_t max_piece_bytes = std::size_t{1} << 30;
 
 inline void isend_bytes(const void* p, std::size_t bytes, int dest, int tag, MPI_Comm comm, std::vector<MPI_Request>& reqs)
 {

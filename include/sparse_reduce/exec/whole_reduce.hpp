@@ -1,0 +1,515 @@
+#pragma once
+// Sparse reduction with one message per tree edge (seed 000's binomial tree
+// with local pipelining, taken to its end: a sparse partial result is small,
+// so it travels whole). Each rank folds, in the tree's order,
+//
+//   own ⊗ c[self] ⊗ c[self+1] ...   then   c[self-1] ⊗ (...), down to c[0]
+//
+// straight from the caller's arrays and the received messages: the last fold
+// writes into the outgoing message (exec/partial_message.hpp), or on the root
+// into the caller's output. A leaf copies its entries into its message once.
+// A partial result that outgrows its index/value form becomes a dense array
+// in place in a message buffer, and travels dense without another copy.
+//
+//   leaf:   own ──copy──> [header | indices | values] ──> parent
+//   inner:  own ⊗ child ──merge──> [header | indices | values] ──> parent
+//   root:   own ⊗ child ──merge──> caller's Eigen::SparseVector / index_value_vector
+//
+// Memory: every buffer is a slot of the caller's node_buffers (a plan's, or
+// the communicator's cache for one-shot calls), grown to the data and kept.
+// Failure: a rank that fails (bad input, a throwing op, a malformed or failed
+// child message) still receives every child's message, then sends an error
+// message in place of its result, so no peer waits and nothing is left queued.
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <exception>
+#include <optional>
+#include <span>
+#include <string>
+#include <type_traits>
+
+#include <mpi.h>
+
+#include "../detail/value_equal.hpp"
+#include "../error.hpp"
+#include "../kernel/combine.hpp"
+#include "../kernel/entry_stream.hpp"
+#include "../kernel/merge_arrays.hpp"
+#include "../op/associative_op.hpp"
+#include "../repr/representation.hpp"
+#include "../tree/tree.hpp"
+#include "message.hpp"
+#include "comm_state.hpp"
+#include "partial_message.hpp"
+#include "reduce_node.hpp"
+
+namespace sparse_reduce::detail {
+
+// What went wrong, as a sentence, for any exception a user's op may throw.
+inline std::string describe_current_exception()
+{
+    try {
+        throw;
+    } catch (const std::exception& e) {
+        return e.what();
+    } catch (...) {
+        return "the operation threw an exception not derived from std::exception";
+    }
+}
+
+inline void mpi_check(int rc, const char* what)
+{
+    if (rc != MPI_SUCCESS) fail(std::string(what) + " failed with MPI error code " + std::to_string(rc));
+}
+
+struct whole_result {
+    std::optional<failure> failed;
+    bool detected = false; // the failure was found on this rank
+    std::size_t bytes_sent = 0, bytes_received = 0, messages_sent = 0;
+};
+
+template <class T, class I, class Op, class Out>
+class whole_reduce {
+    // node_buffers slots
+    enum : std::size_t { send_slot, recv_a, recv_b, idx0, val0, idx1, val1, dense_slot };
+
+public:
+    static constexpr std::size_t own_idx_slot = 8, own_val_slot = 9; // the caller's entries when they need a copy
+
+    // own: the caller's entries, validated (indices of type IA, no identities).
+    whole_reduce(MPI_Comm comm, const tree& t, int me, std::size_t dimension, const Op& op, node_buffers& ws, Out* out)
+        : comm_(comm), view_(t.local(me)), dest_(t.destination), me_(me), top_(t.top), dim_(dimension), op_(op),
+          id_(identity<T>(op)), ws_(ws), out_(out)
+    {
+    }
+
+    whole_result& result() { return res_; }
+    void fail_locally(std::string text) { set_failure({me_, std::move(text)}, true); }
+
+    // Runs this rank's part; own_idx/own_val: its entries (any index type).
+    template <class IA>
+    void run(const IA* own_idx, const T* own_val, std::size_t own_n)
+    {
+        acc_ = {acc_kind::own, 0, own_n, nullptr, -1};
+        const bool sends = view_.parent >= 0 || view_.forwards;
+        const std::size_t nc = view_.children.size(), self = static_cast<std::size_t>(std::max(0, view_.self_position));
+        // Receive order = fold order from own outwards: right children, then left ones reversed.
+        for (std::size_t s = 0; s < nc; ++s) {
+            const std::size_t c = s < nc - self ? self + s : nc - 1 - s;
+            const bool left = c < self;
+            const bool last = s + 1 == nc;
+            const int slot = acc_.slot == recv_a ? recv_b : recv_a;
+            auto [msg, bytes] = receive(view_.children[c], stream_tag, slot);
+            if (res_.failed) continue;
+            try {
+                const auto v = checked_view(msg, bytes, view_.children[c]);
+                if (res_.failed) continue;
+                fold(own_idx, own_val, v, left, last && !sends, last && sends, slot);
+            } catch (...) {
+                set_failure({me_, describe_current_exception()}, true);
+            }
+        }
+        if (sends) {
+            const int to = view_.forwards ? dest_ : view_.parent;
+            const int tag = view_.forwards ? forward_tag : stream_tag;
+            if (!res_.failed) {
+                try {
+                    if (acc_.kind != acc_kind::sent) encode(own_idx, own_val);
+                } catch (...) {
+                    set_failure({me_, describe_current_exception()}, true);
+                }
+            }
+            if (res_.failed) send_error(to, tag);
+            else send(to, tag, ws_.get<std::byte>(msg_slot_, 0), msg_bytes_);
+        } else if (!res_.failed && acc_.kind != acc_kind::sent) {
+            write_output(own_idx, own_val);
+        }
+        if (view_.receives_forward) {
+            auto [msg, bytes] = receive(top_, forward_tag, recv_a);
+            if (!res_.failed) {
+                const auto v = checked_view(msg, bytes, -1);
+                if (!res_.failed) {
+                    acc_ = v.dense ? acc_state{acc_kind::dense, 0, dim_, v.val, recv_a}
+                                   : acc_state{acc_kind::message, 0, v.n, v.val, recv_a};
+                    received_idx_ = v.idx;
+                    write_output(own_idx, own_val);
+                }
+            }
+        }
+    }
+
+private:
+    enum class acc_kind { own, scratch, message, dense, sent };
+    struct acc_state {
+        acc_kind kind;
+        int cur;        // scratch: which of the two
+        std::size_t n;  // entries (dense: dimension)
+        T* dense;       // dense: the elements; message: the values
+        int slot;       // the node_buffers slot holding a dense or message accumulator
+    };
+
+    void set_failure(failure f, bool detected)
+    {
+        if (res_.failed) return;
+        res_.failed = std::move(f);
+        res_.detected = detected;
+    }
+
+    // ---- transport: one message, in pieces above 1 GiB ----
+    std::pair<std::byte*, std::size_t> receive(int from, int tag, int slot)
+    {
+        MPI_Message m;
+        MPI_Status st;
+        mpi_check(MPI_Mprobe(from, tag, comm_, &m, &st), "MPI_Mprobe");
+        int count = 0;
+        MPI_Get_count(&st, MPI_BYTE, &count);
+        std::byte* buf = ws_.get<std::byte>(static_cast<std::size_t>(slot), static_cast<std::size_t>(count));
+        mpi_check(MPI_Mrecv(buf, count, MPI_BYTE, &m, MPI_STATUS_IGNORE), "MPI_Mrecv");
+        std::size_t bytes = static_cast<std::size_t>(count);
+        res_.bytes_received += bytes;
+        partial_header h;
+        if (bytes >= sizeof h) std::memcpy(&h, buf, sizeof h);
+        if (bytes < sizeof h || h.magic != partial_header::magic_value) {
+            drain_stream(from, tag, buf, bytes); // a windowed stream: take it all, so nothing stays queued
+            return {buf, bytes};
+        }
+        if (h.total_bytes > bytes && bytes == max_piece_bytes) {
+            buf = ws_.get<std::byte>(static_cast<std::size_t>(slot), h.total_bytes); // keeps the first piece
+            while (bytes < h.total_bytes) {
+                const std::size_t piece = std::min(max_piece_bytes, h.total_bytes - bytes);
+                mpi_check(MPI_Recv(buf + bytes, static_cast<int>(piece), MPI_BYTE, from, tag, comm_, MPI_STATUS_IGNORE),
+                          "MPI_Recv");
+                bytes += piece;
+            }
+            res_.bytes_received += bytes - max_piece_bytes;
+        }
+        return {buf, bytes};
+    }
+    void drain_stream(int from, int tag, const std::byte* first, std::size_t bytes)
+    {
+        message_header h;
+        bool last = true;
+        if (bytes >= sizeof h) {
+            std::memcpy(&h, first, sizeof h);
+            last = h.magic != message_header::magic_value || (h.flags & message_header::last);
+        }
+        while (!last) {
+            MPI_Message m;
+            MPI_Status st;
+            mpi_check(MPI_Mprobe(from, tag, comm_, &m, &st), "MPI_Mprobe");
+            int count = 0;
+            MPI_Get_count(&st, MPI_BYTE, &count);
+            std::byte* buf = ws_.get<std::byte>(dense_slot, static_cast<std::size_t>(count));
+            mpi_check(MPI_Mrecv(buf, count, MPI_BYTE, &m, MPI_STATUS_IGNORE), "MPI_Mrecv");
+            last = static_cast<std::size_t>(count) < sizeof h;
+            if (!last) {
+                std::memcpy(&h, buf, sizeof h);
+                last = h.flags & message_header::last;
+            }
+        }
+    }
+    void send(int to, int tag, const std::byte* p, std::size_t bytes)
+    {
+        std::size_t at = 0;
+        do {
+            const std::size_t piece = std::min(max_piece_bytes, bytes - at);
+            mpi_check(MPI_Send(p + at, static_cast<int>(piece), MPI_BYTE, to, tag, comm_), "MPI_Send");
+            at += piece;
+        } while (at < bytes);
+        res_.bytes_sent += bytes;
+        ++res_.messages_sent;
+    }
+    void send_error(int to, int tag)
+    {
+        const std::string& text = res_.failed->text;
+        partial_header h;
+        h.flags = partial_header::failed;
+        h.dimension = dim_;
+        h.count = std::min<std::size_t>(text.size(), 4096);
+        h.total_bytes = partial_header_bytes + h.count;
+        h.error_rank = res_.failed->rank;
+        std::byte* p = ws_.get<std::byte>(send_slot, h.total_bytes);
+        std::memcpy(p, &h, sizeof h);
+        std::memcpy(p + sizeof h, text.data(), h.count);
+        send(to, tag, p, h.total_bytes);
+    }
+
+    partial_view<T, I> checked_view(std::byte* msg, std::size_t bytes, int from)
+    {
+        const auto v = parse_partial<T, I>(msg, bytes, dim_);
+        if (v.h.flags & partial_header::failed) set_failure({v.h.error_rank, partial_error_text(msg, v.h)}, false);
+        else if (v.h.dimension != dim_)
+            set_failure({me_, "dimension mismatch: rank " + std::to_string(from) + " has dimension " +
+                                  std::to_string(v.h.dimension) + ", rank " + std::to_string(me_) + " has " +
+                                  std::to_string(dim_)},
+                        true);
+        return v;
+    }
+
+    // ---- the fold ----
+    template <class F, class IA>
+    decltype(auto) with_acc_entries(const IA* own_idx, const T* own_val, F&& f)
+    {
+        switch (acc_.kind) {
+        case acc_kind::own: return f(own_idx, own_val, acc_.n);
+        case acc_kind::message: return f(received_idx_, const_cast<const T*>(acc_.dense), acc_.n);
+        default:
+            return f(ws_.get<I>(acc_.cur ? idx1 : idx0, 0), const_cast<const T*>(ws_.get<T>(acc_.cur ? val1 : val0, 0)),
+                     acc_.n);
+        }
+    }
+
+    // A dense accumulator in a message buffer (header room in front), filled
+    // with the identity and the current sparse entries.
+    template <class IA>
+    T* densify(const IA* own_idx, const T* own_val)
+    {
+        std::byte* msg = ws_.get<std::byte>(dense_slot, dense_partial_bytes<T>(dim_));
+        T* d = reinterpret_cast<T*>(msg + partial_header_bytes);
+        std::fill(d, d + dim_, id_);
+        with_acc_entries(own_idx, own_val, [&](const auto* ix, const T* vx, std::size_t n) {
+            for (std::size_t k = 0; k < n; ++k) d[as_unsigned(ix[k])] = vx[k];
+        });
+        acc_ = {acc_kind::dense, 0, dim_, d, dense_slot};
+        return d;
+    }
+
+    bool fits_sparse(std::size_t entries) const
+    {
+        return entries * (sizeof(I) + sizeof(T)) <= dim_ * sizeof(T);
+    }
+
+    template <class IA>
+    void fold(const IA* own_idx, const T* own_val, const partial_view<T, I>& v, bool left, bool to_output, bool to_message,
+              int slot)
+    {
+        if (acc_.kind != acc_kind::dense && !v.dense && fits_sparse(acc_.n + v.n)) {
+            with_acc_entries(own_idx, own_val, [&](const auto* ai, const T* av, std::size_t na) {
+                auto merge_into = [&](auto* oi, T* ov) {
+                    return left ? merge_arrays(v.idx, v.val, v.n, ai, av, na, oi, ov, op_, id_)
+                                : merge_arrays(ai, av, na, v.idx, v.val, v.n, oi, ov, op_, id_);
+                };
+                const std::size_t cap = na + v.n;
+                if constexpr (direct_output()) {
+                    if (to_output) {
+                        using R = repr_traits<Out>;
+                        const auto slots = R::begin_output(*out_, dim_, cap);
+                        R::commit_output(*out_, merge_into(slots.index, slots.value));
+                        acc_.kind = acc_kind::sent;
+                        return;
+                    }
+                }
+                if (to_message) {
+                    std::byte* msg = ws_.get<std::byte>(send_slot, partial_bytes<T, I>(cap));
+                    const std::size_t voff = partial_value_offset<T, I>(cap);
+                    const std::size_t n = merge_into(reinterpret_cast<I*>(msg + partial_header_bytes),
+                                                     reinterpret_cast<T*>(msg + voff));
+                    finish_message(msg, n, voff);
+                    acc_.kind = acc_kind::sent;
+                } else {
+                    const int next = acc_.kind == acc_kind::scratch ? 1 - acc_.cur : 0;
+                    I* oi = ws_.get<I>(next ? idx1 : idx0, cap);
+                    T* ov = ws_.get<T>(next ? val1 : val0, cap);
+                    acc_ = {acc_kind::scratch, next, merge_into(oi, ov), nullptr, -1};
+                }
+            });
+            return;
+        }
+        // dense from here on
+        if (acc_.kind == acc_kind::dense) {
+            if (v.dense) fold_dense(acc_.dense, v.val, dim_, left, op_, id_);
+            else scatter_fold(acc_.dense, v.idx, v.val, v.n, left, op_, id_);
+        } else if (v.dense) { // the message's buffer becomes the accumulator, the sparse one folded into it
+            with_acc_entries(own_idx, own_val, [&](const auto* ai, const T* av, std::size_t na) {
+                scatter_fold(v.val, ai, av, na, !left, op_, id_);
+            });
+            acc_ = {acc_kind::dense, 0, dim_, v.val, slot};
+        } else {
+            T* d = densify(own_idx, own_val);
+            scatter_fold(d, v.idx, v.val, v.n, left, op_, id_);
+        }
+    }
+
+    static constexpr bool direct_output()
+    {
+        return repr_traits<Out>::kind == repr_kind::index_value;
+    }
+
+    // Header for a message of n entries whose values start at voff (sized
+    // for more); a large gap is closed so the bytes on the wire stay the data's.
+    void finish_message(std::byte* msg, std::size_t n, std::size_t voff)
+    {
+        const std::size_t tight = partial_value_offset<T, I>(n);
+        if (8 * (voff - tight) > partial_bytes<T, I>(n)) {
+            std::memmove(msg + tight, msg + voff, n * sizeof(T));
+            voff = tight;
+        }
+        partial_header h;
+        h.dimension = dim_;
+        h.count = n;
+        h.value_offset = voff;
+        h.total_bytes = voff + n * sizeof(T);
+        h.index_bytes = sizeof(I);
+        std::memcpy(msg, &h, sizeof h);
+        msg_slot_ = send_slot;
+        msg_bytes_ = h.total_bytes;
+    }
+
+    // The accumulator into the outgoing message.
+    // A dense accumulator goes out from where it is: its buffer has header room.
+    void send_dense_in_place()
+    {
+        std::byte* msg = reinterpret_cast<std::byte*>(acc_.dense) - partial_header_bytes;
+        partial_header h;
+        h.flags = partial_header::dense_form;
+        h.dimension = dim_;
+        h.count = dim_;
+        h.value_offset = partial_header_bytes;
+        h.total_bytes = dense_partial_bytes<T>(dim_);
+        h.index_bytes = sizeof(I);
+        std::memcpy(msg, &h, sizeof h);
+        msg_slot_ = static_cast<std::size_t>(acc_.slot);
+        msg_bytes_ = h.total_bytes;
+    }
+
+    template <class IA>
+    void encode(const IA* own_idx, const T* own_val)
+    {
+        if (acc_.kind == acc_kind::dense) {
+            std::size_t n = 0;
+            for (std::size_t i = 0; i < dim_; ++i) n += !same_value(acc_.dense[i], id_);
+            if (!fits_sparse(n)) return send_dense_in_place();
+            std::byte* msg = ws_.get<std::byte>(send_slot, partial_bytes<T, I>(n));
+            const std::size_t voff = partial_value_offset<T, I>(n);
+            gather_entries(acc_.dense, dim_, reinterpret_cast<I*>(msg + partial_header_bytes),
+                           reinterpret_cast<T*>(msg + voff), id_);
+            finish_message(msg, n, voff);
+            return;
+        }
+        if (!fits_sparse(acc_.n)) { // too many entries for index/value: dense form
+            densify(own_idx, own_val);
+            return send_dense_in_place();
+        }
+        with_acc_entries(own_idx, own_val, [&](const auto* ai, const T* av, std::size_t n) {
+            std::byte* msg = ws_.get<std::byte>(send_slot, partial_bytes<T, I>(n));
+            const std::size_t voff = partial_value_offset<T, I>(n);
+            copy_entries(ai, av, n, reinterpret_cast<I*>(msg + partial_header_bytes), reinterpret_cast<T*>(msg + voff));
+            finish_message(msg, n, voff);
+        });
+    }
+
+    // The accumulator into the caller's output (the root).
+    template <class IA>
+    void write_output(const IA* own_idx, const T* own_val)
+    {
+        using R = repr_traits<Out>;
+        if (acc_.kind == acc_kind::dense) {
+            if constexpr (R::kind == repr_kind::dense) {
+                const auto o = R::output(*out_, dim_);
+                std::copy(acc_.dense, acc_.dense + dim_, o.data());
+            } else {
+                std::size_t n = 0;
+                for (std::size_t i = 0; i < dim_; ++i) n += !same_value(acc_.dense[i], id_);
+                write_through_sink(*out_, dim_, n, id_, [&](auto& sink) {
+                    for (std::size_t i = 0; i < dim_; ++i)
+                        if (!same_value(acc_.dense[i], id_)) sink.put(i, acc_.dense[i]);
+                    sink.finish();
+                });
+            }
+            return;
+        }
+        with_acc_entries(own_idx, own_val, [&](const auto* ai, const T* av, std::size_t n) {
+            if constexpr (R::kind == repr_kind::index_value) {
+                const auto slots = R::begin_output(*out_, dim_, n);
+                copy_entries(ai, av, n, slots.index, slots.value);
+                R::commit_output(*out_, n);
+            } else {
+                write_through_sink(*out_, dim_, n, id_, [&](auto& sink) {
+                    for (std::size_t k = 0; k < n; ++k) sink.put(as_unsigned(ai[k]), av[k]);
+                    sink.finish();
+                });
+            }
+        });
+    }
+
+    MPI_Comm comm_;
+    tree::local_view view_;
+    int dest_, me_, top_;
+    std::size_t dim_;
+    Op op_;
+    T id_;
+    node_buffers& ws_;
+    Out* out_;
+    acc_state acc_{acc_kind::own, 0, 0, nullptr, -1};
+    const I* received_idx_ = nullptr;
+    std::size_t msg_slot_ = send_slot, msg_bytes_ = 0;
+    whole_result res_;
+};
+
+// One rank's part of a whole-message reduce over tree t of this rank's
+// input: validated once (indices increasing and in range, in one pass), the
+// caller's arrays used as they are unless they hold identities (or are also
+// the output), other kinds read into entries first.
+template <class I, class T, class Op, representation In, class Out>
+whole_result run_whole_reduce(MPI_Comm comm, const tree& t, int me, std::size_t dim, const In& in, Out& out,
+                              const Op& op, node_buffers& ws, const std::string& local_failure)
+{
+    using RI = repr_traits<std::remove_cvref_t<In>>;
+    using node_t = whole_reduce<T, I, Op, Out>;
+    const T id = identity<T>(op);
+    node_t node(comm, t, me, dim, op, ws, &out);
+    if (!local_failure.empty()) {
+        node.fail_locally(local_failure);
+        node.run(static_cast<const I*>(nullptr), static_cast<const T*>(nullptr), 0);
+        return node.result();
+    }
+    std::string bad;
+    I* oi = nullptr;
+    T* ov = nullptr;
+    std::size_t n = 0;
+    if constexpr (RI::kind == repr_kind::index_value) {
+        const auto idx = RI::indices(in);
+        const auto val = RI::values(in);
+        std::size_t identities = 0;
+        bad = idx.size() != val.size() ? std::string("index and value arrays differ in length")
+                                       : validate_entries(idx.data(), val.data(), idx.size(), dim, &identities, id);
+        if (bad.empty() && identities == 0 && !same_object(in, out)) {
+            node.run(idx.data(), val.data(), idx.size());
+            return node.result();
+        }
+        if (bad.empty()) {
+            oi = ws.get<I>(node_t::own_idx_slot, idx.size());
+            ov = ws.get<T>(node_t::own_val_slot, idx.size());
+            for (std::size_t k = 0; k < idx.size(); ++k) {
+                oi[n] = static_cast<I>(idx[k]);
+                ov[n] = val[k];
+                n += !same_value(val[k], id);
+            }
+        }
+    } else {
+        try {
+            auto r = make_reader(in, id);
+            const std::size_t cap = std::min(dim, stored_entries(in));
+            oi = ws.get<I>(node_t::own_idx_slot, cap);
+            ov = ws.get<T>(node_t::own_val_slot, cap);
+            for (; !r.done(); r.next()) {
+                if (n == cap || r.index() >= dim) fail("the input holds more entries than it says");
+                oi[n] = static_cast<I>(r.index());
+                ov[n++] = r.value();
+            }
+        } catch (...) {
+            bad = describe_current_exception();
+        }
+    }
+    if (!bad.empty()) {
+        node.fail_locally("rank " + std::to_string(me) + ": " + bad);
+        n = 0;
+    }
+    node.run(static_cast<const I*>(oi), static_cast<const T*>(ov), n);
+    return node.result();
+}
+
+} // namespace sparse_reduce::detail
