@@ -24,7 +24,13 @@
 //                     what a call costs without a library
 //   <policy> [...]    every sparse_reduce policy x wire format for
 //                     index_value_vector in and out, and the dense drop-in
-//                     (std::span with zeros) with the adaptive wire
+//                     (std::span with zeros) with the adaptive wire, each
+//                     through a plan made once
+//   oneshot <policy> [Eigen]  sparse_reduce::reduce(world, in, out, op, root
+//                     [, policy]) on Eigen::SparseVector, as a new user
+//                     calls it (a plan per call), automatic and every fixed
+//                     policy; oneshot automatic [span drop-in]: the same
+//                     call on dense std::span buffers
 // Every result is checked at the root against MPI_Reduce's (floating point:
 // relative 1e-12 for double, 1e-5 for float; integers exactly): a mismatch
 // makes the exit status 1. The lower bound of each row: the bytes that must
@@ -40,6 +46,8 @@
 #include <boost/mpi/communicator.hpp>
 #include <boost/mpi/environment.hpp>
 #include <boost/serialization/vector.hpp>
+
+#include <Eigen/SparseCore>
 
 #include <algorithm>
 #include <chrono>
@@ -286,6 +294,9 @@ int run_cell(const boost::mpi::communicator& world, const options& o, Op op, MPI
     const auto sparse = typed_input<T>(o, me, p);
     const std::vector<T> dense = densify<T>(n, sparse.indices(), sparse.values());
     const serial_sparse<T> mine{{sparse.indices().begin(), sparse.indices().end()}, {sparse.values().begin(), sparse.values().end()}};
+    Eigen::SparseVector<T> eigen_in(static_cast<Eigen::Index>(n));
+    eigen_in.reserve(static_cast<Eigen::Index>(sparse.nnz()));
+    for (std::size_t k = 0; k < sparse.nnz(); ++k) eigen_in.insertBack(sparse.indices()[k]) = sparse.values()[k];
     const std::size_t total_nnz = boost::mpi::all_reduce(world, sparse.nnz(), std::plus<>{});
     const double density = static_cast<double>(total_nnz) / (static_cast<double>(p) * static_cast<double>(n));
 
@@ -404,6 +415,35 @@ int run_cell(const boost::mpi::communicator& world, const options& o, Op op, MPI
     run_policy("optimal_binary", sr::policy::optimal_binary{});
     run_policy("two_tree", sr::policy::two_tree{});
     run_policy("automatic", sr::policy::automatic{});
+
+    // ---- the one-shot call on Eigen vectors, as a new user writes it: a plan per call ----
+    auto run_oneshot = [&](const std::string& name, auto policy) {
+        const std::string eigen_name = "oneshot " + name + " [Eigen]";
+        if (!wanted(eigen_name)) return;
+        Eigen::SparseVector<T> out; // a user's loop reuses it
+        sr::report rep;
+        const auto t = time([&] { rep = sr::reduce(world, eigen_in, out, op, root, policy); });
+        using index = typename Eigen::SparseVector<T>::StorageIndex;
+        const auto nnz = static_cast<std::size_t>(out.nonZeros());
+        record(eigen_name, used_wire(rep.algorithm, policy.wire), t, rep.bytes_sent, rep.messages_sent,
+               me != root || close(densify<T>(n, std::span<const index>(out.innerIndexPtr(), nnz),
+                                               std::span<const T>(out.valuePtr(), nnz)),
+                                   want));
+    };
+    run_oneshot("automatic", sr::policy::automatic{});
+    run_oneshot("binomial", sr::policy::binomial{});
+    run_oneshot("k_ary", sr::policy::k_ary{});
+    run_oneshot("binary", sr::policy::binary{});
+    run_oneshot("chain", sr::policy::chain{});
+    run_oneshot("optimal_binary", sr::policy::optimal_binary{});
+    run_oneshot("two_tree", sr::policy::two_tree{});
+    if (wanted("oneshot automatic [span drop-in]")) {
+        std::vector<T> out(n);
+        sr::report rep;
+        const auto t = time([&] { rep = sr::reduce(world, std::span<const T>(dense), std::span<T>(out), op, root); });
+        record("oneshot automatic [span drop-in]", used_wire(rep.algorithm, sr::wire::adaptive), t, rep.bytes_sent,
+               rep.messages_sent, me != root || close(out, want));
+    }
 
     if (me == 0 && !rows.empty()) {
         const double mpi = rows.front().name == "mpi_reduce" ? rows.front().t.median : 0;
