@@ -36,8 +36,12 @@
 // makes the exit status 1. The lower bound of each row: the bytes that must
 // reach the root (every other rank's nonzeros as index/value pairs, or its
 // dense vector if smaller) over the memcpy bandwidth measured in this run,
-// plus ceil(log2 P) latencies (8-byte ping-pong). CSV on stdout (one header
-// line unless --header 0), a table on stderr.
+// plus ceil(log2 P) latencies (8-byte ping-pong). Each row also carries its
+// median over the floor row's (x_floor; 0 without a floor row) and the
+// root's minor page faults per timed call (getrusage): faults are the kernel
+// zeroing fresh pages, i.e. allocation per call. CSV on stdout (one header
+// line unless --header 0; the newer columns last, so scripts reading columns
+// by position read old files too), a table on stderr.
 
 #include <sparse_reduce/sparse_reduce.hpp>
 #include <sparse_reduce/exec/simulator.hpp>
@@ -48,6 +52,8 @@
 #include <boost/serialization/vector.hpp>
 
 #include <Eigen/SparseCore>
+
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
@@ -267,6 +273,14 @@ double memcpy_bandwidth()
     return static_cast<double>(n) / bench::summarize(t).median;
 }
 
+// Minor page faults of this process so far.
+long minor_faults()
+{
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return u.ru_minflt;
+}
+
 // Rank r's input in type T: the workload's values (in [0.5, 1.5)) as they
 // are, or scaled to integers in [32, 96).
 template <class T>
@@ -280,7 +294,7 @@ sr::index_value_vector<T> typed_input(const options& o, int rank, int ranks)
 }
 
 const char* csv_header = "algorithm,wire,P,dim,density,dist,type,op,root,min_us,median_us,max_us,bytes,messages,"
-                         "lower_bound_us,ratio_to_bound,speedup_vs_mpi_reduce,check\n";
+                         "lower_bound_us,ratio_to_bound,speedup_vs_mpi_reduce,check,ratio_to_floor,minflt_per_call\n";
 
 // One cell: every algorithm on the same data. Returns the number of results
 // that differ from MPI_Reduce's (the same on every rank).
@@ -312,24 +326,35 @@ int run_cell(const boost::mpi::communicator& world, const options& o, Op op, MPI
     MPI_Reduce(dense.data(), want.data(), static_cast<int>(n), mpi_type<T>(), mpi_op, root, world);
     MPI_Bcast(want.data(), static_cast<int>(n), mpi_type<T>(), root, world);
 
+    struct timing {
+        bench::stats t;
+        double minflt_per_call = 0; // this rank's, over the timed repetitions
+    };
     struct row {
         std::string name, wire;
         bench::stats t;
+        double minflt_per_call = 0; // the root's
         std::size_t bytes = 0, messages = 0;
         bool ok = true;
     };
     std::vector<row> rows;
     int failures = 0;
-    auto record = [&](std::string name, std::string wire, bench::stats t, std::size_t bytes, std::size_t messages, bool ok) {
+    auto record = [&](std::string name, std::string wire, timing t, std::size_t bytes, std::size_t messages, bool ok) {
         const int all_ok = boost::mpi::all_reduce(world, static_cast<int>(ok), boost::mpi::minimum<int>());
         failures += !all_ok;
         const auto total = boost::mpi::all_reduce(world, bytes, std::plus<>{});
         const auto msgs = boost::mpi::all_reduce(world, messages, std::plus<>{});
-        rows.push_back({std::move(name), std::move(wire), t, total, msgs, all_ok != 0});
+        boost::mpi::broadcast(world, t.minflt_per_call, root); // the root's: it merges and allocates the most
+        rows.push_back({std::move(name), std::move(wire), t.t, t.minflt_per_call, total, msgs, all_ok != 0});
     };
     // --only PREFIX: the rows whose name starts with it (e.g. "binomial [index").
     auto wanted = [&](const std::string& name) { return o.only.empty() || name.starts_with(o.only); };
-    auto time = [&](const std::function<void()>& f) { return bench::time_collective(world, o.warmup, o.reps, f); };
+    auto time = [&](const std::function<void()>& f) {
+        for (int i = 0; i < o.warmup; ++i) f();
+        const long faults = minor_faults();
+        const auto t = bench::time_collective(world, 0, o.reps, f);
+        return timing{t, static_cast<double>(minor_faults() - faults) / std::max(1, o.reps)};
+    };
 
     // ---- the baselines ----
     if (wanted("mpi_reduce")) {
@@ -445,24 +470,28 @@ int run_cell(const boost::mpi::communicator& world, const options& o, Op op, MPI
                rep.messages_sent, me != root || close(out, want));
     }
 
-    if (me == 0 && !rows.empty()) {
-        const double mpi = rows.front().name == "mpi_reduce" ? rows.front().t.median : 0;
+    if (me == 0) {
+        auto median_of = [&](const std::string& name) {
+            const auto r = std::find_if(rows.begin(), rows.end(), [&](const row& x) { return x.name == name; });
+            return r == rows.end() ? 0.0 : r->t.median;
+        };
+        const double mpi = median_of("mpi_reduce"), floor_median = median_of("floor");
         std::fprintf(stderr,
                      "\nP=%d dim=%zu density=%.4g dist=%s type=%s op=%s root=%d reps=%d; lower bound %.1f us (%.0f bytes at "
                      "%.2f GB/s memcpy, alpha %.2f us)\n",
                      p, n, density, bench::to_string(o.dist), o.type.c_str(), o.op.c_str(), root, o.reps, lower_bound * 1e6,
                      must_move, bw / 1e9, alpha * 1e6);
-        std::fprintf(stderr, "%-36s %-11s %10s %10s %10s %11s %6s %8s %8s %s\n", "algorithm", "wire", "min_us", "median_us",
-                     "max_us", "bytes", "msgs", "x_bound", "vs_mpi", "check");
+        std::fprintf(stderr, "%-36s %-11s %10s %10s %10s %11s %6s %8s %8s %8s %10s %s\n", "algorithm", "wire", "min_us",
+                     "median_us", "max_us", "bytes", "msgs", "x_bound", "x_floor", "vs_mpi", "minflt", "check");
         for (const auto& r : rows) {
-            const double speedup = mpi > 0 ? mpi / r.t.median : 0;
-            std::fprintf(stderr, "%-36s %-11s %10.1f %10.1f %10.1f %11zu %6zu %8.2f %8.2f %s\n", r.name.c_str(), r.wire.c_str(),
-                         r.t.min * 1e6, r.t.median * 1e6, r.t.max * 1e6, r.bytes, r.messages, r.t.median / lower_bound, speedup,
-                         r.ok ? "ok" : "MISMATCH");
-            std::printf("%s,%s,%d,%zu,%.6g,%s,%s,%s,%d,%.3f,%.3f,%.3f,%zu,%zu,%.3f,%.3f,%.3f,%s\n", r.name.c_str(),
+            const double speedup = mpi > 0 ? mpi / r.t.median : 0, to_floor = floor_median > 0 ? r.t.median / floor_median : 0;
+            std::fprintf(stderr, "%-36s %-11s %10.1f %10.1f %10.1f %11zu %6zu %8.2f %8.2f %8.2f %10.1f %s\n", r.name.c_str(),
+                         r.wire.c_str(), r.t.min * 1e6, r.t.median * 1e6, r.t.max * 1e6, r.bytes, r.messages,
+                         r.t.median / lower_bound, to_floor, speedup, r.minflt_per_call, r.ok ? "ok" : "MISMATCH");
+            std::printf("%s,%s,%d,%zu,%.6g,%s,%s,%s,%d,%.3f,%.3f,%.3f,%zu,%zu,%.3f,%.3f,%.3f,%s,%.3f,%.1f\n", r.name.c_str(),
                         r.wire.c_str(), p, n, density, bench::to_string(o.dist), o.type.c_str(), o.op.c_str(), root,
                         r.t.min * 1e6, r.t.median * 1e6, r.t.max * 1e6, r.bytes, r.messages, lower_bound * 1e6,
-                        r.t.median / lower_bound, speedup, r.ok ? "ok" : "mismatch");
+                        r.t.median / lower_bound, speedup, r.ok ? "ok" : "mismatch", to_floor, r.minflt_per_call);
         }
         std::fflush(stdout);
         if (failures) std::fprintf(stderr, "sparse_reduce_bench: %d result(s) differ from MPI_Reduce\n", failures);
