@@ -4,6 +4,10 @@
 //       [--dist uniform|zipf|identical|disjoint|fem] [--type double|float|int64]
 //       [--op sum|max] [--root R] [--reps N] [--warmup N] [--seed S]
 //       [--quick] [--only NAME] [--segment BYTES] [--header 0|1]
+//       --only NAME runs the rows whose name starts with NAME: a whole name
+//       is one row (plan rows: one per wire, one with --quick), e.g. to
+//       profile it:  mpiexec -n 2 valgrind --tool=callgrind
+//       --callgrind-out-file=cg.%p sparse_reduce_bench --only floor --reps 20
 //   mpiexec -n 2 sparse_reduce_bench --smoke
 //       every type x op x placement x density {0.001, 0.05, 1} at N = 65,543,
 //       all algorithms and wires, 2 repetitions, roots 0 and P-1: CI's check
@@ -470,6 +474,10 @@ int run_cell(const boost::mpi::communicator& world, const options& o, Op op, MPI
                rep.messages_sent, me != root || close(out, want));
     }
 
+    if (!o.only.empty() && rows.empty()) {
+        if (me == 0) std::fprintf(stderr, "sparse_reduce_bench: no row's name starts with '%s'\n", o.only.c_str());
+        return 1;
+    }
     if (me == 0) {
         auto median_of = [&](const std::string& name) {
             const auto r = std::find_if(rows.begin(), rows.end(), [&](const row& x) { return x.name == name; });
