@@ -4,6 +4,10 @@
 //       [--dist uniform|zipf|identical|disjoint|fem] [--type double|float|int64]
 //       [--op sum|max] [--root R] [--reps N] [--warmup N] [--seed S]
 //       [--quick] [--only NAME] [--segment BYTES] [--header 0|1]
+//       --only NAME runs the rows whose name starts with NAME: a whole name
+//       is one row (plan rows: one per wire, one with --quick), e.g. to
+//       profile it:  mpiexec -n 2 valgrind --tool=callgrind
+//       --callgrind-out-file=cg.%p sparse_reduce_bench --only floor --reps 20
 //   mpiexec -n 2 sparse_reduce_bench --smoke
 //       every type x op x placement x density {0.001, 0.05, 1} at N = 65,543,
 //       all algorithms and wires, 2 repetitions, roots 0 and P-1: CI's check
@@ -20,16 +24,28 @@
 //   boost_serialized  boost::mpi::reduce of a sparse vector serialised with
 //                     Boost.Serialization and a merge operation
 //   gatherv_merge     MPI_Gatherv of index/value pairs to the root, merged there
+//   floor             a careful hand-written sparse reduce (floor_reduce):
+//                     what a call costs without a library
 //   <policy> [...]    every sparse_reduce policy x wire format for
 //                     index_value_vector in and out, and the dense drop-in
-//                     (std::span with zeros) with the adaptive wire
+//                     (std::span with zeros) with the adaptive wire, each
+//                     through a plan made once
+//   oneshot <policy> [Eigen]  sparse_reduce::reduce(world, in, out, op, root
+//                     [, policy]) on Eigen::SparseVector, as a new user
+//                     calls it (a plan per call), automatic and every fixed
+//                     policy; oneshot automatic [span drop-in]: the same
+//                     call on dense std::span buffers
 // Every result is checked at the root against MPI_Reduce's (floating point:
 // relative 1e-12 for double, 1e-5 for float; integers exactly): a mismatch
 // makes the exit status 1. The lower bound of each row: the bytes that must
 // reach the root (every other rank's nonzeros as index/value pairs, or its
 // dense vector if smaller) over the memcpy bandwidth measured in this run,
-// plus ceil(log2 P) latencies (8-byte ping-pong). CSV on stdout (one header
-// line unless --header 0), a table on stderr.
+// plus ceil(log2 P) latencies (8-byte ping-pong). Each row also carries its
+// median over the floor row's (x_floor; 0 without a floor row) and the
+// root's minor page faults per timed call (getrusage): faults are the kernel
+// zeroing fresh pages, i.e. allocation per call. CSV on stdout (one header
+// line unless --header 0; the newer columns last, so scripts reading columns
+// by position read old files too), a table on stderr.
 
 #include <sparse_reduce/sparse_reduce.hpp>
 #include <sparse_reduce/exec/simulator.hpp>
@@ -39,6 +55,10 @@
 #include <boost/mpi/environment.hpp>
 #include <boost/serialization/vector.hpp>
 
+#include <Eigen/SparseCore>
+
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -46,8 +66,10 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <span>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "calibrate.hpp"
@@ -125,6 +147,94 @@ struct merge_sparse {
     }
 };
 
+// The floor: a careful hand-written sparse reduce, the cost of a call
+// without a library. A binomial tree on ranks relative to the root; a sender
+// sends its index and value arrays as they are (its input, or its last
+// merge) with two blocking MPI_Sends; a receiver sizes each message with
+// MPI_Probe and merges it after what it holds (its lower relative ranks on
+// the left of op). The buffers are sized once for the largest result, so a
+// call neither allocates nor checks a capacity per entry.
+template <class T>
+struct floor_reduce {
+    MPI_Comm comm = MPI_COMM_NULL; // a duplicate: no message of another row can match
+    int root = 0;
+    std::vector<std::uint32_t> idx[3]; // [0], [1]: merge targets in turn; [2]: the receive buffer
+    std::vector<T> val[3];
+    std::size_t bytes_sent = 0, messages_sent = 0; // the last call's, by this rank
+
+    floor_reduce(MPI_Comm world, int root_rank, std::size_t bound) : root(root_rank)
+    {
+        MPI_Comm_dup(world, &comm);
+        for (int b = 0; b < 3; ++b) { // sized (so touched) now, not in a timed call
+            idx[b].resize(bound);
+            val[b].resize(bound);
+        }
+    }
+    floor_reduce(const floor_reduce&) = delete;
+    floor_reduce& operator=(const floor_reduce&) = delete;
+    ~floor_reduce() { MPI_Comm_free(&comm); }
+
+    // The result on the root; empty elsewhere.
+    template <class Op>
+    std::pair<std::span<const std::uint32_t>, std::span<const T>> operator()(std::span<const std::uint32_t> in_idx,
+                                                                              std::span<const T> in_val, const Op& op)
+    {
+        int p = 0, me = 0;
+        MPI_Comm_size(comm, &p);
+        MPI_Comm_rank(comm, &me);
+        const int rel = (me - root + p) % p;
+        const std::uint32_t* ci = in_idx.data();
+        const T* cv = in_val.data();
+        std::size_t cn = in_idx.size();
+        bytes_sent = messages_sent = 0;
+        for (int mask = 1, out = 0; mask < p; mask <<= 1) {
+            if (rel & mask) {
+                const int parent = (rel - mask + root) % p;
+                MPI_Send(ci, static_cast<int>(cn), MPI_UINT32_T, parent, 0, comm);
+                MPI_Send(cv, static_cast<int>(cn), mpi_type<T>(), parent, 1, comm);
+                bytes_sent = cn * (sizeof(std::uint32_t) + sizeof(T));
+                messages_sent = 2;
+                return {};
+            }
+            if (rel + mask >= p) continue;
+            const int child = (rel + mask + root) % p;
+            MPI_Status status;
+            int m = 0;
+            MPI_Probe(child, 0, comm, &status);
+            MPI_Get_count(&status, MPI_UINT32_T, &m);
+            const std::size_t rn = static_cast<std::size_t>(m);
+            std::uint32_t *ri = idx[2].data(), *oi = idx[out].data();
+            T *rv = val[2].data(), *ov = val[out].data();
+            MPI_Recv(ri, m, MPI_UINT32_T, child, 0, comm, MPI_STATUS_IGNORE);
+            MPI_Recv(rv, m, mpi_type<T>(), child, 1, comm, MPI_STATUS_IGNORE);
+            std::size_t a = 0, b = 0, k = 0;
+            while (a < cn && b < rn) {
+                if (ci[a] < ri[b]) {
+                    oi[k] = ci[a];
+                    ov[k++] = cv[a++];
+                } else if (ri[b] < ci[a]) {
+                    oi[k] = ri[b];
+                    ov[k++] = rv[b++];
+                } else {
+                    oi[k] = ci[a];
+                    ov[k++] = op(cv[a++], rv[b++]);
+                }
+            }
+            std::copy(ci + a, ci + cn, oi + k);
+            std::copy(cv + a, cv + cn, ov + k);
+            k += cn - a;
+            std::copy(ri + b, ri + rn, oi + k);
+            std::copy(rv + b, rv + rn, ov + k);
+            k += rn - b;
+            ci = oi;
+            cv = ov;
+            cn = k;
+            out ^= 1;
+        }
+        return {{ci, cn}, {cv, cn}};
+    }
+};
+
 template <class T>
 bool close(const std::vector<T>& got, const std::vector<T>& want)
 {
@@ -167,6 +277,14 @@ double memcpy_bandwidth()
     return static_cast<double>(n) / bench::summarize(t).median;
 }
 
+// Minor page faults of this process so far.
+long minor_faults()
+{
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return u.ru_minflt;
+}
+
 // Rank r's input in type T: the workload's values (in [0.5, 1.5)) as they
 // are, or scaled to integers in [32, 96).
 template <class T>
@@ -180,7 +298,7 @@ sr::index_value_vector<T> typed_input(const options& o, int rank, int ranks)
 }
 
 const char* csv_header = "algorithm,wire,P,dim,density,dist,type,op,root,min_us,median_us,max_us,bytes,messages,"
-                         "lower_bound_us,ratio_to_bound,speedup_vs_mpi_reduce,check\n";
+                         "lower_bound_us,ratio_to_bound,speedup_vs_mpi_reduce,check,ratio_to_floor,minflt_per_call\n";
 
 // One cell: every algorithm on the same data. Returns the number of results
 // that differ from MPI_Reduce's (the same on every rank).
@@ -194,8 +312,11 @@ int run_cell(const boost::mpi::communicator& world, const options& o, Op op, MPI
     const auto sparse = typed_input<T>(o, me, p);
     const std::vector<T> dense = densify<T>(n, sparse.indices(), sparse.values());
     const serial_sparse<T> mine{{sparse.indices().begin(), sparse.indices().end()}, {sparse.values().begin(), sparse.values().end()}};
-    const double density = boost::mpi::all_reduce(world, static_cast<double>(sparse.nnz()), std::plus<>{}) /
-                           (static_cast<double>(p) * static_cast<double>(n));
+    Eigen::SparseVector<T> eigen_in(static_cast<Eigen::Index>(n));
+    eigen_in.reserve(static_cast<Eigen::Index>(sparse.nnz()));
+    for (std::size_t k = 0; k < sparse.nnz(); ++k) eigen_in.insertBack(sparse.indices()[k]) = sparse.values()[k];
+    const std::size_t total_nnz = boost::mpi::all_reduce(world, sparse.nnz(), std::plus<>{});
+    const double density = static_cast<double>(total_nnz) / (static_cast<double>(p) * static_cast<double>(n));
 
     // ---- the lower bound ----
     const double own_bytes = me == root ? 0.0
@@ -209,24 +330,35 @@ int run_cell(const boost::mpi::communicator& world, const options& o, Op op, MPI
     MPI_Reduce(dense.data(), want.data(), static_cast<int>(n), mpi_type<T>(), mpi_op, root, world);
     MPI_Bcast(want.data(), static_cast<int>(n), mpi_type<T>(), root, world);
 
+    struct timing {
+        bench::stats t;
+        double minflt_per_call = 0; // this rank's, over the timed repetitions
+    };
     struct row {
         std::string name, wire;
         bench::stats t;
+        double minflt_per_call = 0; // the root's
         std::size_t bytes = 0, messages = 0;
         bool ok = true;
     };
     std::vector<row> rows;
     int failures = 0;
-    auto record = [&](std::string name, std::string wire, bench::stats t, std::size_t bytes, std::size_t messages, bool ok) {
+    auto record = [&](std::string name, std::string wire, timing t, std::size_t bytes, std::size_t messages, bool ok) {
         const int all_ok = boost::mpi::all_reduce(world, static_cast<int>(ok), boost::mpi::minimum<int>());
         failures += !all_ok;
         const auto total = boost::mpi::all_reduce(world, bytes, std::plus<>{});
         const auto msgs = boost::mpi::all_reduce(world, messages, std::plus<>{});
-        rows.push_back({std::move(name), std::move(wire), t, total, msgs, all_ok != 0});
+        boost::mpi::broadcast(world, t.minflt_per_call, root); // the root's: it merges and allocates the most
+        rows.push_back({std::move(name), std::move(wire), t.t, t.minflt_per_call, total, msgs, all_ok != 0});
     };
     // --only PREFIX: the rows whose name starts with it (e.g. "binomial [index").
     auto wanted = [&](const std::string& name) { return o.only.empty() || name.starts_with(o.only); };
-    auto time = [&](const std::function<void()>& f) { return bench::time_collective(world, o.warmup, o.reps, f); };
+    auto time = [&](const std::function<void()>& f) {
+        for (int i = 0; i < o.warmup; ++i) f();
+        const long faults = minor_faults();
+        const auto t = bench::time_collective(world, 0, o.reps, f);
+        return timing{t, static_cast<double>(minor_faults() - faults) / std::max(1, o.reps)};
+    };
 
     // ---- the baselines ----
     if (wanted("mpi_reduce")) {
@@ -273,6 +405,13 @@ int run_cell(const boost::mpi::communicator& world, const options& o, Op op, MPI
         record("gatherv_merge", "index_value", t, me == root ? 0 : (4 + sizeof(T)) * mine.idx.size(), 2 * (me != root),
                me != root || close(densify<T>(n, std::span<const std::uint32_t>(out.idx), std::span<const T>(out.val)), want));
     }
+    if (wanted("floor")) {
+        floor_reduce<T> reduce_floor(world, root, std::min(n, total_nnz));
+        std::pair<std::span<const std::uint32_t>, std::span<const T>> out;
+        const auto t = time([&] { out = reduce_floor(sparse.indices(), sparse.values(), op); });
+        record("floor", "index_value", t, reduce_floor.bytes_sent, reduce_floor.messages_sent,
+               me != root || close(densify<T>(n, out.first, out.second), want));
+    }
 
     // ---- sparse_reduce: every policy x wire, sparse in/out and the dense drop-in ----
     const sr::wire::format wires[] = {sr::wire::adaptive, sr::wire::dense, sr::wire::index_value, sr::wire::rle};
@@ -306,24 +445,61 @@ int run_cell(const boost::mpi::communicator& world, const options& o, Op op, MPI
     run_policy("two_tree", sr::policy::two_tree{});
     run_policy("automatic", sr::policy::automatic{});
 
-    if (me == 0 && !rows.empty()) {
-        const double mpi = rows.front().name == "mpi_reduce" ? rows.front().t.median : 0;
+    // ---- the one-shot call on Eigen vectors, as a new user writes it: a plan per call ----
+    auto run_oneshot = [&](const std::string& name, auto policy) {
+        const std::string eigen_name = "oneshot " + name + " [Eigen]";
+        if (!wanted(eigen_name)) return;
+        Eigen::SparseVector<T> out; // a user's loop reuses it
+        sr::report rep;
+        const auto t = time([&] { rep = sr::reduce(world, eigen_in, out, op, root, policy); });
+        using index = typename Eigen::SparseVector<T>::StorageIndex;
+        const auto nnz = static_cast<std::size_t>(out.nonZeros());
+        record(eigen_name, used_wire(rep.algorithm, policy.wire), t, rep.bytes_sent, rep.messages_sent,
+               me != root || close(densify<T>(n, std::span<const index>(out.innerIndexPtr(), nnz),
+                                               std::span<const T>(out.valuePtr(), nnz)),
+                                   want));
+    };
+    run_oneshot("automatic", sr::policy::automatic{});
+    run_oneshot("binomial", sr::policy::binomial{});
+    run_oneshot("k_ary", sr::policy::k_ary{});
+    run_oneshot("binary", sr::policy::binary{});
+    run_oneshot("chain", sr::policy::chain{});
+    run_oneshot("optimal_binary", sr::policy::optimal_binary{});
+    run_oneshot("two_tree", sr::policy::two_tree{});
+    if (wanted("oneshot automatic [span drop-in]")) {
+        std::vector<T> out(n);
+        sr::report rep;
+        const auto t = time([&] { rep = sr::reduce(world, std::span<const T>(dense), std::span<T>(out), op, root); });
+        record("oneshot automatic [span drop-in]", used_wire(rep.algorithm, sr::wire::adaptive), t, rep.bytes_sent,
+               rep.messages_sent, me != root || close(out, want));
+    }
+
+    if (!o.only.empty() && rows.empty()) {
+        if (me == 0) std::fprintf(stderr, "sparse_reduce_bench: no row's name starts with '%s'\n", o.only.c_str());
+        return 1;
+    }
+    if (me == 0) {
+        auto median_of = [&](const std::string& name) {
+            const auto r = std::find_if(rows.begin(), rows.end(), [&](const row& x) { return x.name == name; });
+            return r == rows.end() ? 0.0 : r->t.median;
+        };
+        const double mpi = median_of("mpi_reduce"), floor_median = median_of("floor");
         std::fprintf(stderr,
                      "\nP=%d dim=%zu density=%.4g dist=%s type=%s op=%s root=%d reps=%d; lower bound %.1f us (%.0f bytes at "
                      "%.2f GB/s memcpy, alpha %.2f us)\n",
                      p, n, density, bench::to_string(o.dist), o.type.c_str(), o.op.c_str(), root, o.reps, lower_bound * 1e6,
                      must_move, bw / 1e9, alpha * 1e6);
-        std::fprintf(stderr, "%-36s %-11s %10s %10s %10s %11s %6s %8s %8s %s\n", "algorithm", "wire", "min_us", "median_us",
-                     "max_us", "bytes", "msgs", "x_bound", "vs_mpi", "check");
+        std::fprintf(stderr, "%-36s %-11s %10s %10s %10s %11s %6s %8s %8s %8s %10s %s\n", "algorithm", "wire", "min_us",
+                     "median_us", "max_us", "bytes", "msgs", "x_bound", "x_floor", "vs_mpi", "minflt", "check");
         for (const auto& r : rows) {
-            const double speedup = mpi > 0 ? mpi / r.t.median : 0;
-            std::fprintf(stderr, "%-36s %-11s %10.1f %10.1f %10.1f %11zu %6zu %8.2f %8.2f %s\n", r.name.c_str(), r.wire.c_str(),
-                         r.t.min * 1e6, r.t.median * 1e6, r.t.max * 1e6, r.bytes, r.messages, r.t.median / lower_bound, speedup,
-                         r.ok ? "ok" : "MISMATCH");
-            std::printf("%s,%s,%d,%zu,%.6g,%s,%s,%s,%d,%.3f,%.3f,%.3f,%zu,%zu,%.3f,%.3f,%.3f,%s\n", r.name.c_str(),
+            const double speedup = mpi > 0 ? mpi / r.t.median : 0, to_floor = floor_median > 0 ? r.t.median / floor_median : 0;
+            std::fprintf(stderr, "%-36s %-11s %10.1f %10.1f %10.1f %11zu %6zu %8.2f %8.2f %8.2f %10.1f %s\n", r.name.c_str(),
+                         r.wire.c_str(), r.t.min * 1e6, r.t.median * 1e6, r.t.max * 1e6, r.bytes, r.messages,
+                         r.t.median / lower_bound, to_floor, speedup, r.minflt_per_call, r.ok ? "ok" : "MISMATCH");
+            std::printf("%s,%s,%d,%zu,%.6g,%s,%s,%s,%d,%.3f,%.3f,%.3f,%zu,%zu,%.3f,%.3f,%.3f,%s,%.3f,%.1f\n", r.name.c_str(),
                         r.wire.c_str(), p, n, density, bench::to_string(o.dist), o.type.c_str(), o.op.c_str(), root,
                         r.t.min * 1e6, r.t.median * 1e6, r.t.max * 1e6, r.bytes, r.messages, lower_bound * 1e6,
-                        r.t.median / lower_bound, speedup, r.ok ? "ok" : "mismatch");
+                        r.t.median / lower_bound, speedup, r.ok ? "ok" : "mismatch", to_floor, r.minflt_per_call);
         }
         std::fflush(stdout);
         if (failures) std::fprintf(stderr, "sparse_reduce_bench: %d result(s) differ from MPI_Reduce\n", failures);

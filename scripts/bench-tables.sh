@@ -5,8 +5,10 @@
 #
 # One table per file and cell (P, dimension, density, placement, type, op):
 # every algorithm's median time, bytes and messages (all ranks), its ratio to
-# the lower bound and its speedup over MPI_Reduce; for the simulator's files
-# the modelled time and the speedup over the better dense-wire model.
+# the lower bound and its speedup over MPI_Reduce, and where the file has
+# them (newer runs) its ratio to the floor row and the root's minor page
+# faults per call; for the simulator's files the modelled time and the
+# speedup over the better dense-wire model.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export LC_NUMERIC=C
@@ -15,13 +17,20 @@ dir=${1:-doc/results/bench}
 for f in "$dir"/p*.csv; do
     [[ -s $f ]] || continue
     echo "## $(basename "$f")"
-    awk -F, 'NR > 1 {
+    awk -F, 'NR == 1 { # columns 1-18 are fixed; later ones are found by name
+        for (i = 19; i <= NF; i++) col[$i] = i
+        extra_head = ("ratio_to_floor" in col) ? " x floor | minor faults per call |" : ""
+        extra_rule = ("ratio_to_floor" in col) ? "---|---|" : ""
+        next
+    }
+    {
         cell = sprintf("P = %s, dimension %s, density %.4g, %s, %s, %s, root %s", $3, $4, $5, $6, $7, $8, $9)
         if (cell != last) {
-            printf "\n%s\n\n| algorithm | wire | median us | min us | bytes | messages | x lower bound | speedup vs MPI_Reduce | check |\n|---|---|---|---|---|---|---|---|---|\n", cell
+            printf "\n%s\n\n| algorithm | wire | median us | min us | bytes | messages | x lower bound | speedup vs MPI_Reduce | check |%s\n|---|---|---|---|---|---|---|---|---|%s\n", cell, extra_head, extra_rule
             last = cell
         }
-        printf "| %s | %s | %.1f | %.1f | %s | %s | %.2f | %.2f | %s |\n", $1, $2, $11, $10, $13, $14, $16, $17, $18
+        extra = ("ratio_to_floor" in col) ? sprintf(" %.2f | %.1f |", $col["ratio_to_floor"], $col["minflt_per_call"]) : ""
+        printf "| %s | %s | %.1f | %.1f | %s | %s | %.2f | %.2f | %s |%s\n", $1, $2, $11, $10, $13, $14, $16, $17, $18, extra
     }' "$f"
     echo
 done
