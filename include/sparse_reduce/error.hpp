@@ -2,6 +2,7 @@
 // sparse_reduce::error — the one exception type the library throws for bad
 // input, mismatched ranks and malformed buffers. Its message names the problem.
 
+#include <exception>
 #include <stdexcept>
 #include <string>
 
@@ -14,10 +15,22 @@ public:
 
 namespace detail {
 
-// Cold path kept out of line of the callers' loops.
+inline constexpr char error_prefix[] = "sparse_reduce: ";
+
+// `what` without the library's prefix (an error's text passed on keeps one).
+inline std::string unprefixed(const std::string& what)
+{
+    std::string s = what;
+    while (s.rfind(error_prefix, 0) == 0) s.erase(0, sizeof(error_prefix) - 1);
+    return s;
+}
+
+// Cold path kept out of line of the callers' loops. The message carries the
+// prefix "sparse_reduce: " exactly once, also when `what` is the text of
+// another sparse_reduce::error.
 [[noreturn, gnu::cold, gnu::noinline]] inline void fail(const std::string& what)
 {
-    throw error("sparse_reduce: " + what);
+    throw error(error_prefix + unprefixed(what));
 }
 
 [[noreturn, gnu::cold, gnu::noinline]] inline void fail(const char* what) { fail(std::string(what)); }
@@ -26,6 +39,20 @@ inline void require(bool condition, const char* what)
 {
     if (!condition) [[unlikely]]
         fail(what);
+}
+
+// The text of the exception being handled, whatever its type: for use in a
+// catch (...) block. An operation may throw anything (`throw 42;`); it is
+// an operation failure like any other.
+inline std::string current_exception_text()
+{
+    try {
+        throw;
+    } catch (const std::exception& e) {
+        return e.what();
+    } catch (...) {
+        return "an exception not derived from std::exception";
+    }
 }
 
 } // namespace detail

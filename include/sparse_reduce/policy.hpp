@@ -7,7 +7,8 @@
 //                  wire::rle (float and double)
 //   segment_bytes  the dense size of one window of the index space: the unit
 //                  of pipelining and the size a message is sent at.
-//                  0 = automatic (default_segment_bytes)
+//                  0 = automatic (default_segment_bytes); below 1 GiB
+//                  (max_segment_bytes), else sparse_reduce::error on every rank
 
 #include <cstddef>
 #include <optional>
@@ -20,6 +21,9 @@
 namespace sparse_reduce {
 
 inline constexpr std::size_t default_segment_bytes = 128 * 1024;
+// segment_bytes must be below this (1 GiB): validate(policy) in
+// policy_check.hpp, and every schedule built, refuse more.
+inline constexpr std::size_t max_segment_bytes = std::size_t{1} << 30;
 
 namespace policy {
 

@@ -49,6 +49,7 @@
 #include "select/group_shape.hpp"
 
 #include "policy.hpp"
+#include "policy_check.hpp"
 #include "report.hpp"
 #include "collective/reduce.hpp"
 #include "collective/allreduce.hpp"

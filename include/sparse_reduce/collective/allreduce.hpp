@@ -36,7 +36,10 @@
 // outcome down the broadcast tree before any data; the others carry a status
 // in every message (a failed rank goes on exchanging empty messages) and end
 // with one allreduce of the status, then the failing rank's message is
-// broadcast.
+// broadcast. An op may throw anything (`throw 42;` too): every exception is
+// caught and becomes that rank's failure. Before anything is sent, the plan
+// refuses an intercommunicator and an invalid policy (validate in
+// policy_check.hpp) on every rank.
 
 #include <algorithm>
 #include <bit>
@@ -57,6 +60,7 @@
 #include <boost/mpi/communicator.hpp>
 #include <mpi.h>
 
+#include "../detail/communicator.hpp"
 #include "../error.hpp"
 #include "../kernel/combine.hpp"
 #include "../kernel/convert.hpp"
@@ -64,6 +68,7 @@
 #include "../model/cost.hpp"
 #include "../model/merged_size.hpp"
 #include "../policy.hpp"
+#include "../policy_check.hpp"
 #include "../repr/index_value_vector.hpp"
 #include "../report.hpp"
 #include "../select/tuning.hpp"
@@ -350,11 +355,13 @@ inline void agree_and_throw(MPI_Comm comm, int me, const std::string& local_fail
     fail(text.empty() ? "allreduce failed on rank " + std::to_string(first) : text);
 }
 
-inline std::string failure_text(int me, const std::exception& e)
+inline std::string failure_text(int me, const std::string& text)
 {
-    const std::string what = e.what();
+    const std::string what = unprefixed(text);
     return what.find("rank ") != std::string::npos ? what : "rank " + std::to_string(me) + ": " + what;
 }
+// The exception being handled, whatever its type (an op may `throw 42;`).
+inline std::string current_failure_text(int me) { return failure_text(me, current_exception_text()); }
 
 // A call's outcome on this rank so far: its own failure, or 1 + a failed
 // rank it heard of. Ranks that failed go on taking part with empty data, so
@@ -366,9 +373,10 @@ struct call_status {
     std::int64_t heard = 0;
     bool failed() const { return !failure.empty() || heard != 0; }
     std::int64_t word() const { return !failure.empty() ? rank + 1 : heard; }
-    void fail_here(const std::exception& e)
+    // In a catch block: the exception being handled, of any type.
+    void fail_here()
     {
-        if (failure.empty()) failure = failure_text(rank, e);
+        if (failure.empty()) failure = current_failure_text(rank);
     }
     void hear(std::int64_t status)
     {
@@ -492,8 +500,8 @@ partial<T> recursive_doubling(MPI_Comm pc, partial<T> acc, std::size_t dimension
             acc = how == fold::replace      ? std::move(theirs)
                   : how == fold::theirs_left ? combine_partials(theirs, acc, op, dimension)
                                              : combine_partials(acc, theirs, op, dimension);
-        } catch (const std::exception& e) {
-            st.fail_here(e);
+        } catch (...) {
+            st.fail_here();
         }
     };
 
@@ -721,8 +729,8 @@ partial<T> scatter_ranges(MPI_Comm pc, const partial<T>& mine, const T* dense_in
             parts.swap(next);
         }
         if (!parts.empty()) acc = std::move(parts[0]);
-    } catch (const std::exception& e) {
-        st.fail_here(e);
+    } catch (...) {
+        st.fail_here();
     }
     return acc;
 }
@@ -776,8 +784,8 @@ void allgather_ranges(MPI_Comm pc, const partial<T>& mine, std::span<const std::
             if (decode_blocks(bytes, 8, ranges[k], 0, ranges[k + 1] - ranges[k], window, id, dense_out, idx, val) !=
                 bytes.size())
                 fail("malformed allgather piece: bytes after its blocks");
-        } catch (const std::exception& e) {
-            st.fail_here(e);
+        } catch (...) {
+            st.fail_here();
         }
     }
 }
@@ -813,7 +821,7 @@ class allreduce_plan {
 
 public:
     allreduce_plan(const boost::mpi::communicator& comm, std::size_t dimension, Policy policy = {})
-        : comm_(comm), private_(detail::private_comm(MPI_Comm(comm))), dimension_(dimension), policy_(policy)
+        : comm_(comm), private_(checked_private_comm(comm, policy)), dimension_(dimension), policy_(policy)
     {
         // The ranks agree on the dimension once; a call's vector is then
         // checked against the plan's locally.
@@ -885,6 +893,16 @@ public:
     }
 
 private:
+    // Before anything is sent, on every rank alike: an intracommunicator, a
+    // valid policy (segment sizes, finite cost models); then the library's
+    // private duplicate of comm.
+    static MPI_Comm checked_private_comm(const boost::mpi::communicator& comm, const Policy& policy)
+    {
+        detail::require_intracommunicator(MPI_Comm(comm), "allreduce");
+        if constexpr (requires { validate(policy); }) validate(policy);
+        return detail::private_comm(MPI_Comm(comm));
+    }
+
     // ---- reduce to 0, then a pipelined binomial broadcast ----
     template <class In, class Out, class Op>
     report reduce_then_broadcast(const In& in, Out& out, const Op& op, std::size_t broadcast_segment)
@@ -897,8 +915,8 @@ private:
         std::string failure;
         try {
             rep = reduce_->reduce(in, out, op);
-        } catch (const std::exception& e) {
-            failure = detail::failure_text(me, e);
+        } catch (...) {
+            failure = detail::current_failure_text(me);
         }
         const tree_policy& tp = reduce_->policy();
         const wire::format fmt = tp.wire;
@@ -1012,8 +1030,8 @@ private:
                     spans[w].second = idx.size();
                 }
                 if (at != n) detail::fail("malformed broadcast message: bytes after its blocks");
-            } catch (const std::exception& e) {
-                error_text = detail::failure_text(me, e); // this rank's own: the data were checked by the root
+            } catch (...) {
+                error_text = detail::current_failure_text(me); // this rank's own: the data were checked by the root
             }
         }
         if (S > 1 && !dense_out && me != 0 && error_text.empty()) // entries came stream by stream: window order
@@ -1050,8 +1068,8 @@ private:
         try {
             check_dimension(in, me);
             acc = detail::partial_of(in, dimension_, op);
-        } catch (const std::exception& e) {
-            st.fail_here(e);
+        } catch (...) {
+            st.fail_here();
         }
         const std::size_t window = detail::window_of<T>(segment_bytes);
         acc = detail::recursive_doubling(private_, std::move(acc), dimension_, op, fmt, window, rep, st, *buffers_);
@@ -1106,8 +1124,8 @@ private:
             if constexpr (RI::kind == repr_kind::dense)
                 if (g.shape.size() > 1) dense_in = RI::read(in).data();
             if (!dense_in) mine = detail::partial_of(in, dimension_, op);
-        } catch (const std::exception& e) {
-            st.fail_here(e);
+        } catch (...) {
+            st.fail_here();
         }
         detail::partial<T> acc =
             g.shape.size() == 1 ? std::move(mine)
@@ -1150,7 +1168,7 @@ private:
         try {
             if (!t) t = &current_tuning(policy_.tuning_file);
         } catch (const std::exception& e) {
-            tuning_error = e.what();
+            tuning_error = detail::unprefixed(e.what());
         }
         bool any_bad = false;
         const double mean = detail::mean_entries(private_, in, id, !tuning_error.empty(), &any_bad);

@@ -25,15 +25,20 @@
 // O(n log P). Nothing goes through Boost.Serialization.
 //
 // Errors, on every rank and before any entry is sent (one small allreduce
-// of the arguments): ranks disagreeing on D or on the ranges, ranges that
-// are not P + 1 non-decreasing boundaries from 0 to D, and a corrupt input
-// (indices out of order or range) on any rank throw sparse_reduce::error.
+// of the arguments): an intercommunicator, ranks disagreeing on D or on the
+// ranges, ranges that are not P + 1 non-decreasing boundaries from 0 to D,
+// and a corrupt input (indices out of order or range) on any rank throw
+// sparse_reduce::error. An op that throws (anything, `throw 42;` too) while
+// a rank folds its range: the ranks agree on the outcome after the fold (one
+// more small allreduce), and every rank throws sparse_reduce::error naming
+// the lowest failing rank.
 //
 // For building on it (allreduce as reduce_scatter + allgather): the ranges
 // returned are agreed on by all ranks, and rank r's `out` holds entries in
 // [ranges[r], ranges[r + 1]) only, so the pieces are disjoint and ordered.
 
 #include <algorithm>
+#include <climits>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -45,6 +50,7 @@
 #include <boost/mpi/communicator.hpp>
 #include <mpi.h>
 
+#include "../detail/communicator.hpp"
 #include "../detail/value_equal.hpp"
 #include "../error.hpp"
 #include "../exec/mpi_executor.hpp"
@@ -108,11 +114,29 @@ inline void agree_or_throw(MPI_Comm comm, std::size_t dimension, std::uint64_t r
     if (all[4]) {
         if (!local_failure.empty() && static_cast<unsigned long long>(ranks - me) == all[4]) fail(local_failure);
         fail(std::string(who) + " failed on rank " + std::to_string(static_cast<unsigned long long>(ranks) - all[4]) +
-             (local_failure.empty() ? std::string() : " (and here: " + local_failure + ")"));
+             (local_failure.empty() ? std::string() : " (and here: " + unprefixed(local_failure) + ")"));
     }
     if (all[0] != ~all[1])
         fail(std::string(who) + ": ranks disagree on the dimension (this rank has " + std::to_string(dimension) + ")");
     if (all[2] != ~all[3]) fail(std::string(who) + ": ranks pass different index ranges");
+}
+
+// After the local fold, which may have thrown on some ranks: one allreduce
+// (min) of the lowest failing rank, whose message is then broadcast. Throws
+// sparse_reduce::error on every rank when any failed, naming that rank.
+inline void agree_after_fold(MPI_Comm comm, const std::string& local_failure)
+{
+    int me = 0;
+    MPI_Comm_rank(comm, &me);
+    int mine = local_failure.empty() ? INT_MAX : me, first = INT_MAX;
+    MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
+    if (first == INT_MAX) return;
+    std::string text = me == first ? local_failure : std::string();
+    int len = static_cast<int>(text.size());
+    MPI_Bcast(&len, 1, MPI_INT, first, comm);
+    text.resize(static_cast<std::size_t>(len));
+    MPI_Bcast(text.data(), len, MPI_CHAR, first, comm);
+    fail("reduce_scatter: the operation failed on " + text);
 }
 
 // One rank's non-identity entries cut by range: offsets within the owner's
@@ -217,7 +241,17 @@ void scatter_with(MPI_Comm pc, std::size_t dim, Out& out, const Op& op, std::spa
               s.value.begin() + static_cast<std::ptrdiff_t>(s.cut[self + 1]), val.begin() + static_cast<std::ptrdiff_t>(runs[self]));
     wait_all(reqs);
 
-    const std::size_t n = fold_runs(idx, val, std::move(runs), op, id);
+    // The fold runs the caller's op, which may throw anything on any rank.
+    // Every message has arrived, so the ranks can agree on the outcome now:
+    // all throw, or none.
+    std::size_t n = 0;
+    std::string failure;
+    try {
+        n = fold_runs(idx, val, std::move(runs), op, id);
+    } catch (...) {
+        failure = "rank " + std::to_string(me) + ": " + unprefixed(current_exception_text());
+    }
+    agree_after_fold(pc, failure);
     const std::size_t lo = ranges[self];
     const auto slots = RO::begin_output(out, dim, n);
     using OI = std::remove_pointer_t<decltype(slots.index)>;
@@ -269,6 +303,7 @@ std::vector<std::size_t> reduce_scatter(const boost::mpi::communicator& comm, co
                                         std::span<const std::size_t> ranges = {})
 {
     using T = value_type_of<In>;
+    detail::require_intracommunicator(MPI_Comm(comm), "reduce_scatter");
     const MPI_Comm pc = detail::private_comm(MPI_Comm(comm));
     const int ranks = comm.size();
     const std::size_t dim = dimension(in);
@@ -287,8 +322,8 @@ std::vector<std::size_t> reduce_scatter(const boost::mpi::communicator& comm, co
     if (failure.empty()) {
         try {
             cut.cut(in, used, id);
-        } catch (const error& e) {
-            failure = e.what();
+        } catch (...) {
+            failure = detail::current_exception_text();
         }
     }
     detail::agree_or_throw(pc, dim, failure.empty() ? detail::hash_ranges(used) : 0, failure, "reduce_scatter");

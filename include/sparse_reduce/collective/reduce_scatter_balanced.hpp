@@ -81,6 +81,7 @@ std::vector<std::size_t> reduce_scatter_balanced(const boost::mpi::communicator&
                                                  const Op& op, double tolerance = 0.02)
 {
     using T = value_type_of<In>;
+    detail::require_intracommunicator(MPI_Comm(comm), "reduce_scatter_balanced");
     const MPI_Comm pc = detail::private_comm(MPI_Comm(comm));
     const std::size_t dim = dimension(in);
     const T id = identity<T>(op);
@@ -94,8 +95,8 @@ std::vector<std::size_t> reduce_scatter_balanced(const boost::mpi::communicator&
             pos.reserve(std::min(stored_entries(in), dim));
             for (auto r = detail::make_reader(in, id); !r.done(); r.next())
                 if (!detail::same_value(r.value(), id)) pos.push_back(r.index());
-        } catch (const error& e) {
-            failure = e.what();
+        } catch (...) {
+            failure = detail::current_exception_text();
         }
     }
     detail::agree_or_throw(pc, dim, 0, failure, "reduce_scatter_balanced");

@@ -16,8 +16,11 @@
 // infiniband() and ethernet_10g() swap in a cluster's network.
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
+#include <string>
 
+#include "../error.hpp"
 #include "merged_size.hpp"
 
 namespace sparse_reduce {
@@ -54,6 +57,40 @@ struct cost_model {
     cost_model infiniband() const { return with_network(1.5e-6, 12e9); }
     cost_model ethernet_10g() const { return with_network(20e-6, 1.2e9); }
 };
+
+namespace detail {
+
+inline std::string number_text(double x)
+{
+    if (std::isnan(x)) return "nan";
+    if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
+    return std::to_string(x);
+}
+
+inline void check_model_field(const char* who, const char* name, double x)
+{
+    if (!std::isfinite(x))
+        fail(std::string(who) + ": cost model must be finite: " + name + " = " + number_text(x));
+    if (x < 0) fail(std::string(who) + ": cost model must not be negative: " + name + " = " + number_text(x));
+}
+
+} // namespace detail
+
+// Every field finite and >= 0, else sparse_reduce::error naming `who` and
+// the field. A NaN or infinite model makes every comparison of a search over
+// it false: optimal_binary's search would never end, automatic's choice
+// would mean nothing. Policies carrying a model are checked by validate(policy)
+// (policy_check.hpp) and by optimal_binary_tree.
+inline void validate(const cost_model& m, const char* who = "cost_model")
+{
+    detail::check_model_field(who, "alpha", m.alpha);
+    detail::check_model_field(who, "beta", m.beta);
+    detail::check_model_field(who, "gamma", m.gamma);
+    detail::check_model_field(who, "gamma_dense", m.gamma_dense);
+    detail::check_model_field(who, "value_bytes", m.value_bytes);
+    detail::check_model_field(who, "index_bytes", m.index_bytes);
+    detail::check_model_field(who, "header_bytes", m.header_bytes);
+}
 
 // Makespan of receiving two messages on one link: they are taken in order of
 // readiness (earliest release first is optimal for one machine).

@@ -34,6 +34,7 @@
 
 #include "../model/k_ary.hpp"
 #include "../model/predict.hpp"
+#include "../policy.hpp"
 #include "../schedule/schedule.hpp"
 #include "../tree/binary.hpp"
 #include "../tree/binomial.hpp"
@@ -105,6 +106,11 @@ inline std::vector<tree> algorithm_trees(algorithm a, int k, int size, int root,
 inline schedule make_schedule(std::vector<tree> trees, std::size_t dimension, std::size_t value_bytes,
                               std::size_t segment_bytes, wire::format format)
 {
+    // The policy is the same on every rank, so every rank refuses it alike
+    // (before any message: a segment of 1 GiB or more has no valid MPI count).
+    if (segment_bytes >= max_segment_bytes)
+        fail("segment_bytes = " + std::to_string(segment_bytes) +
+             " is too large: it must be below 1 GiB (1073741824 bytes; 0 = automatic)");
     schedule s;
     s.trees = std::move(trees);
     s.dimension = dimension;

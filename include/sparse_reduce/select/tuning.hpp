@@ -18,6 +18,7 @@
 // named by $SPARSE_REDUCE_TUNING, else the defaults. Unknown keys and
 // malformed lines throw sparse_reduce::error naming the file and line.
 
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -45,6 +46,21 @@ struct tuning {
     std::string source = "built-in defaults";
     friend bool operator==(const tuning&, const tuning&) = default;
 };
+
+// Its model (validate(cost_model)) and finite thresholds >= 0, else
+// sparse_reduce::error naming `who`.
+inline void validate(const tuning& t, const char* who = "tuning")
+{
+    validate(t.machine, who);
+    const auto limit = [&](const char* name, double x) {
+        if (!std::isfinite(x) || x < 0)
+            detail::fail(std::string(who) + ": tuning threshold " + name + " must be finite and >= 0, not " +
+                         detail::number_text(x));
+    };
+    limit("T_c_small_bytes", t.limits.small_bytes);
+    limit("T_c_sparse_bytes", t.limits.sparse_bytes);
+    limit("T_s", t.limits.sparsity);
+}
 
 inline std::string to_string(const tuning& t)
 {

@@ -41,6 +41,7 @@
 #include <boost/mpi/communicator.hpp>
 
 #include "../collective/reduce.hpp"
+#include "../detail/communicator.hpp"
 #include "../error.hpp"
 #include "../exec/mpi_executor.hpp"
 #include "rebalance.hpp"
@@ -103,11 +104,19 @@ splitter<K> next_probe(bracket<K>& b, std::uint64_t total, const Compare& comp, 
         if (b.hi.position - b.lo.position < 2) { b.done = true; return b.best; }
         return in_positions(b.lo.key, b.lo.position, b.hi.position);
     }
-    K k;
-    if constexpr (requires { interp(b.lo.key, b.hi.key, bisect); })
-        k = b.bisect ? static_cast<K>(interp(b.lo.key, b.hi.key, bisect)) : static_cast<K>(interp(b.lo.key, b.hi.key, f));
-    else
-        k = static_cast<K>(interp(b.lo.key, b.hi.key, f));
+    // A key at fraction x of the way from `from` to `to`, in the
+    // interpolation's own order.
+    const auto at = [&](const K& from, const K& to, double x) {
+        if constexpr (requires { interp(from, to, bisect); })
+            if (b.bisect) return static_cast<K>(interp(from, to, bisect));
+        return static_cast<K>(interp(from, to, x));
+    };
+    K k = at(b.lo.key, b.hi.key, f);
+    if (comp(b.lo.key, k) && comp(k, b.hi.key)) return {k, 0};
+    // The interpolation's order may run against comp (interpolate follows
+    // operator<, and comp may be std::greater<>): from hi to lo, the same
+    // share of the bracket is 1 - f.
+    k = at(b.hi.key, b.lo.key, 1 - f);
     if (comp(b.lo.key, k) && comp(k, b.hi.key)) return {k, 0};
     // No key strictly between (the interpolation's contract): the target
     // lies among lo.key's items or hi.key's.
@@ -124,6 +133,7 @@ splitters_result<K> find_splitters(const boost::mpi::communicator& comm, std::sp
                                    double tolerance, const Compare& comp = {}, const Interp& interp = {},
                                    splitter_options options = {})
 {
+    detail::require_intracommunicator(MPI_Comm(comm), "find_splitters");
     const MPI_Comm pc = detail::private_comm(MPI_Comm(comm));
     const int me = comm.rank(), ranks = comm.size();
 

@@ -22,6 +22,7 @@
 
 #include <boost/mpi/communicator.hpp>
 
+#include "../detail/communicator.hpp"
 #include "../detail/uninit_vector.hpp"
 #include "../exec/mpi_executor.hpp"
 #include "sort_key.hpp"
@@ -50,6 +51,7 @@ inline std::uint64_t balanced_prefix(std::uint64_t total, int ranks, int r)
 template <sort_key K>
 rebalance_result rebalance(const boost::mpi::communicator& comm, std::vector<K>& data)
 {
+    detail::require_intracommunicator(MPI_Comm(comm), "rebalance");
     const MPI_Comm pc = detail::private_comm(MPI_Comm(comm));
     const int me = comm.rank(), ranks = comm.size();
     const std::uint64_t n = data.size();

@@ -430,6 +430,9 @@ inline detail::optimal_result optimal_binary_tree(std::span<const double> nnz, d
                                                   bool commutative, const optimal_binary_options& o = {})
 {
     const int p = static_cast<int>(nnz.size());
+    // A NaN or infinite model would make every comparison of the search
+    // false (no tree chosen, endless growth): refused, the same on every rank.
+    validate(o.model, "optimal_binary");
     if (root < 0 || root >= std::max(p, 1))
         detail::fail("invalid root " + std::to_string(root) + " for a communicator of size " + std::to_string(p));
     detail::optimal_result out{detail::empty_tree(p), 0};
