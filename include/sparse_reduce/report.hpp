@@ -2,13 +2,48 @@
 // What a collective did on this rank.
 
 #include <cstddef>
+#include <memory>
 #include <ostream>
 #include <string>
+#include <string_view>
 
 namespace sparse_reduce {
 
+// A report's text, shared rather than copied: a plan builds it once per
+// schedule, so returning a report costs no allocation on the hot path. Reads
+// as a std::string.
+class report_text {
+public:
+    report_text() = default;
+    report_text(std::string s) : text_(std::make_shared<const std::string>(std::move(s))) {}
+    report_text(const char* s) : report_text(std::string(s)) {}
+    explicit report_text(std::shared_ptr<const std::string> shared) : text_(std::move(shared)) {}
+
+    const std::string& str() const { return text_ ? *text_ : empty(); }
+    operator const std::string&() const { return str(); }
+    const char* c_str() const { return str().c_str(); }
+    bool empty_text() const { return str().empty(); }
+    std::size_t find(std::string_view s, std::size_t pos = 0) const { return str().find(s, pos); }
+    std::size_t rfind(std::string_view s, std::size_t pos = std::string::npos) const { return str().rfind(s, pos); }
+
+    friend std::string operator+(const report_text& a, std::string_view b) { return a.str() + std::string(b); }
+    friend std::string operator+(std::string_view a, const report_text& b) { return std::string(a) + b.str(); }
+    friend std::string operator+(const std::string& a, const report_text& b) { return a + b.str(); }
+    friend std::string operator+(const char* a, const report_text& b) { return a + b.str(); }
+    friend bool operator==(const report_text& a, std::string_view b) { return a.str() == b; }
+    friend std::ostream& operator<<(std::ostream& os, const report_text& t) { return os << t.str(); }
+
+private:
+    static const std::string& empty()
+    {
+        static const std::string e;
+        return e;
+    }
+    std::shared_ptr<const std::string> text_;
+};
+
 struct report {
-    std::string algorithm;          // readable name with parameters, e.g. "binomial(wire=adaptive, segment=131072)"
+    report_text algorithm;          // readable name with parameters, e.g. "binomial(wire=adaptive, segment=131072)"
     std::size_t bytes_sent = 0;     // by this rank, headers included
     std::size_t bytes_received = 0; // by this rank
     std::size_t messages_sent = 0;  // by this rank

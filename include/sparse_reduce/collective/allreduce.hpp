@@ -834,6 +834,7 @@ public:
         if constexpr (has_reduce) {
             if constexpr (std::same_as<Policy, policy::automatic>) reduce_.emplace(comm, 0, dimension, policy_);
             else reduce_.emplace(comm, 0, dimension, policy_.tree);
+            reduce_->use_windows_only(); // its broadcast pairs with the windowed stream (whole messages: not yet)
         }
         if constexpr (std::same_as<Policy, policy::split_allgather>) {
             mesh_ = {1, comm.size(), false};

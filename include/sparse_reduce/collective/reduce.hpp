@@ -42,6 +42,7 @@
 #include "../op/associative_op.hpp"
 #include "../op/builtin.hpp"
 #include "../policy.hpp"
+#include "../policy_check.hpp"
 #include "../repr/representation.hpp"
 #include "../report.hpp"
 #include "../schedule/schedule.hpp"
@@ -293,6 +294,10 @@ bool whole_message(const Policy& p)
 struct selection_memo {
     unsigned calls_since_measure[2] = {0, 0};
     std::optional<std::pair<std::vector<double>, schedule>> cache[2];
+    // the report's text for the schedule last described (built once per schedule)
+    const schedule* described = nullptr;
+    bool described_whole = false;
+    std::shared_ptr<const std::string> description;
 };
 
 // A plan's memory: its selection and the buffers its calls work in.
@@ -333,8 +338,8 @@ public:
                 } else {
                     current_tuning();
                 }
-            } catch (const error& e) {
-                tuning_error = e.what();
+            } catch (...) {
+                tuning_error = detail::current_exception_text();
             }
             const long long mine[3] = {static_cast<long long>(dimension), -static_cast<long long>(dimension),
                                        tuning_error.empty() ? 0 : 1};
@@ -362,6 +367,9 @@ public:
         pools_ = &state_->pools;
         one_shot_ = true;
     }
+
+    // Every call through the windowed pipeline, whatever the input (allreduce's reduce half).
+    void use_windows_only() { whole_allowed_ = false; }
 
     int root() const { return root_; }
     std::size_t dimension() const { return dimension_; }
@@ -398,7 +406,8 @@ public:
             local_ok ? std::string()
                      : "dimension mismatch: rank " + std::to_string(me) + " has dimension " +
                            std::to_string(sparse_reduce::dimension(in)) + ", the plan has " + std::to_string(dimension_);
-        if (detail::whole_message<Policy, In>(policy_)) return reduce_whole<T>(in, out, op, commutative, local_failure);
+        if (whole_allowed_ && detail::whole_message<Policy, In>(policy_))
+            return reduce_whole<T>(in, out, op, commutative, local_failure);
 
         const T id = identity<T>(op);
         const bool count = detail::stats_needed(policy_, dimension_, sizeof(T), dimensions_agree_) && local_ok;
@@ -419,7 +428,7 @@ public:
                 if constexpr (RO::kind == repr_kind::dense)
                     if (destination) dense_out = RO::output(out, dimension_).data();
             } catch (...) {
-                local_failure = "rank " + std::to_string(me) + ": " + detail::describe_current_exception();
+                local_failure = detail::unprefixed(detail::current_exception_text());
             }
         }
         if (!local_failure.empty()) own.emplace(own_t{nullptr, detail::empty_reader<reader_t>(id), {}});
@@ -427,7 +436,7 @@ public:
         detail::run_nodes(private_, program.bindings());
 
         report rep;
-        rep.algorithm = describe(sched);
+        rep.algorithm = describe_once(sched, false);
         rep.bytes_sent = program.bytes_sent();
         rep.bytes_received = program.bytes_received();
         rep.messages_sent = program.messages_sent();
@@ -443,6 +452,7 @@ private:
         : comm_(comm), state_(&detail::state_of(MPI_Comm(comm))), private_(state_->dup), root_(root),
           dimension_(dimension), policy_(std::move(policy)), memory_(std::move(memory))
     {
+        validate(policy_); // the same on every rank: all throw, before anything is sent
         if (root < 0 || root >= comm.size())
             detail::fail("invalid root " + std::to_string(root) + " for a communicator of size " +
                          std::to_string(comm.size()));
@@ -464,7 +474,8 @@ private:
             // Nothing to measure: the policy's tree, or at P <= 2 the one
             // edge every tree is; built once, no collective, no allocation.
             auto& cached = memo_->cache[commutative ? 1 : 0];
-            if (!cached || !cached->first.empty())
+            if (!cached || !cached->first.empty()) {
+                memo_->described = nullptr;
                 cached.emplace(std::vector<double>{},
                                detail::needs_call_stats(policy_)
                                    ? detail::make_schedule(detail::algorithm_trees(algorithm::binomial, 0, comm_.size(), root_,
@@ -472,6 +483,7 @@ private:
                                                            dimension_, sizeof(T), default_segment_bytes, policy_.wire)
                                    : detail::resolve_schedule(policy_, comm_.size(), root_, commutative, dimension_,
                                                               sizeof(T), {}, call_stats{}));
+            }
             sched = &cached->second;
         } else {
             const bool count = detail::stats_needed(policy_, dimension_, sizeof(T), dimensions_agree_) &&
@@ -490,11 +502,21 @@ private:
         if (r.failed && (comm_.rank() == root_ || r.detected))
             detail::fail("reduce failed on rank " + std::to_string(r.failed->rank) + ": " + r.failed->text);
         report rep;
-        rep.algorithm = describe(*sched) + ", whole messages";
+        rep.algorithm = describe_once(*sched, true);
         rep.bytes_sent = r.bytes_sent;
         rep.bytes_received = r.bytes_received;
         rep.messages_sent = r.messages_sent;
         return rep;
+    }
+
+    report_text describe_once(const schedule& s, bool whole)
+    {
+        if (memo_->described != &s || memo_->described_whole != whole || !memo_->description) {
+            memo_->description = std::make_shared<const std::string>(describe(s) + (whole ? ", whole messages" : ""));
+            memo_->described = &s;
+            memo_->described_whole = whole;
+        }
+        return report_text(memo_->description);
     }
 
     // The call's one small collective, then the cached schedule or a new one.
@@ -529,8 +551,8 @@ private:
                     } else {
                         current_tuning();
                     }
-                } catch (const error& e) {
-                    tuning_error = e.what();
+                } catch (...) {
+                    tuning_error = detail::current_exception_text();
                 }
                 mine.push_back(tuning_error.empty() ? 0 : 1);
             }
@@ -557,6 +579,7 @@ private:
                 dimension = nnz.back();
                 nnz.pop_back();
             }
+            memo_->described = nullptr;
             cached.emplace(agreed, detail::resolve_schedule(policy_, comm_.size(), root_, commutative,
                                                            static_cast<std::size_t>(dimension), value_bytes, nnz, stats));
             // a plan streams its own dimension, whatever optimal_binary's gather said
@@ -590,6 +613,7 @@ private:
     Policy policy_;
     bool dimensions_agree_ = false;
     bool one_shot_ = false;
+    bool whole_allowed_ = true;
     std::shared_ptr<detail::plan_memory> memory_; // a plan's own; none for one-shot calls
     detail::selection_memo* memo_ = nullptr;
     detail::node_buffers* whole_ = nullptr;

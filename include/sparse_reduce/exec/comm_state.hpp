@@ -16,6 +16,7 @@
 
 #include <mpi.h>
 
+#include "../detail/communicator.hpp"
 #include "../error.hpp"
 #include "node_buffers.hpp"
 
@@ -60,14 +61,11 @@ inline comm_state& state_of(MPI_Comm user)
         };
         MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, destroy, &keyval, nullptr);
     }
-    if (user == MPI_COMM_NULL) fail("the communicator is MPI_COMM_NULL");
+    require_intracommunicator(user);
     void* attr = nullptr;
     int found = 0;
     MPI_Comm_get_attr(user, keyval, &attr, &found);
     if (found) return *static_cast<comm_state*>(attr);
-    int inter = 0;
-    MPI_Comm_test_inter(user, &inter);
-    if (inter) fail("an intercommunicator was given: the collectives run on intracommunicators only");
     auto s = std::make_unique<comm_state>();
     if (MPI_Comm_dup(user, &s->dup) != MPI_SUCCESS) fail("MPI_Comm_dup failed");
     MPI_Comm_set_attr(user, keyval, s.get());

@@ -240,8 +240,8 @@ public:
                     end_queued_ = true;
                 }
             }
-        } catch (const std::exception& e) {
-            fail_with({shape_.rank, e.what()}, true);
+        } catch (...) { // a user's op may throw anything
+            fail_with({shape_.rank, current_exception_text()}, true);
             finish_failed();
         }
     }

@@ -48,18 +48,6 @@
 
 namespace sparse_reduce::detail {
 
-// What went wrong, as a sentence, for any exception a user's op may throw.
-inline std::string describe_current_exception()
-{
-    try {
-        throw;
-    } catch (const std::exception& e) {
-        return e.what();
-    } catch (...) {
-        return "the operation threw an exception not derived from std::exception";
-    }
-}
-
 inline void mpi_check(int rc, const char* what)
 {
     if (rc != MPI_SUCCESS) fail(std::string(what) + " failed with MPI error code " + std::to_string(rc));
@@ -109,7 +97,7 @@ public:
                 if (res_.failed) continue;
                 fold(own_idx, own_val, v, left, last && !sends, last && sends, slot);
             } catch (...) {
-                set_failure({me_, describe_current_exception()}, true);
+                set_failure({me_, unprefixed(current_exception_text())}, true);
             }
         }
         if (sends) {
@@ -119,7 +107,7 @@ public:
                 try {
                     if (acc_.kind != acc_kind::sent) encode(own_idx, own_val);
                 } catch (...) {
-                    set_failure({me_, describe_current_exception()}, true);
+                    set_failure({me_, unprefixed(current_exception_text())}, true);
                 }
             }
             if (res_.failed) send_error(to, tag);
@@ -501,11 +489,11 @@ whole_result run_whole_reduce(MPI_Comm comm, const tree& t, int me, std::size_t 
                 ov[n++] = r.value();
             }
         } catch (...) {
-            bad = describe_current_exception();
+            bad = current_exception_text();
         }
     }
     if (!bad.empty()) {
-        node.fail_locally("rank " + std::to_string(me) + ": " + bad);
+        node.fail_locally(unprefixed(bad));
         n = 0;
     }
     node.run(static_cast<const I*>(oi), static_cast<const T*>(ov), n);
