@@ -406,3 +406,44 @@ BOOST_AUTO_TEST_CASE(a_corrupt_input_on_one_rank_ends_in_exceptions)
     if (comm.rank() == root || comm.rank() == bad) BOOST_TEST(threw);
     BOOST_TEST(all_ok(true));
 }
+
+// The whole-message path's dense forms: a rank whose entries fill the
+// dimension sends its values as they are; a partial result too big for
+// index/value travels dense; the root folds a dense message with sparse
+// entries straight into a sparse output. Mixed densities per rank, every
+// policy and root, index_value_vector and Eigen outputs, + and the
+// non-commutative affine composition.
+BOOST_AUTO_TEST_CASE(whole_message_dense_partials_into_sparse_outputs)
+{
+    auto& comm = world();
+    const std::size_t n = 3000;
+    const double mixes[][3] = {{1.0, 1.0, 1.0}, {1.0, 0.02, 0.0}, {0.9, 0.5, 0.9}, {0.02, 1.0, 0.7}};
+    unsigned salt = 4000;
+    for (const auto& mix : mixes)
+        for (const auto& pol : policies(sr::wire::adaptive, 0))
+            for (int root : roots()) {
+                ++salt;
+                auto density_of = [&](int r) { return mix[r % 3]; };
+                auto input = [&](int r, auto op) {
+                    using T = std::conditional_t<std::is_same_v<decltype(op), compose>, affine, double>;
+                    std::mt19937_64 rng(salt * 131 + static_cast<unsigned>(r));
+                    return random_dense<T>(rng, n, density_of(r), op);
+                };
+                // + on double, Eigen in and out
+                std::vector<double> want(n, 0.0);
+                for (int r = 0; r < comm.size(); ++r) want = dense_fold(want, input(r, std::plus<>{}), std::plus<>{});
+                Eigen::SparseVector<double> ein, eout;
+                sr::convert_into(ein, input(comm.rank(), std::plus<>{}));
+                std::visit([&](const auto& p) { sr::reduce(comm, ein, eout, std::plus<>{}, root, p); }, pol);
+                BOOST_TEST(all_ok(comm.rank() != root || matches(sr::to_dense(eout), want)),
+                           "plus policy " << pol.index() << " root " << root << " mix " << mix[0] << "," << mix[1]);
+                // affine composition (rank order matters), index_value_vector in and out
+                std::vector<affine> fwant(n, sr::identity<affine>(compose{}));
+                for (int r = 0; r < comm.size(); ++r) fwant = dense_fold(fwant, input(r, compose{}), compose{});
+                sr::index_value_vector<affine> fout;
+                const auto fin = sr::to_index_value(input(comm.rank(), compose{}), compose{});
+                std::visit([&](const auto& p) { sr::reduce(comm, fin, fout, compose{}, root, p); }, pol);
+                BOOST_TEST(all_ok(comm.rank() != root || sr::to_dense(fout, compose{}) == fwant),
+                           "affine policy " << pol.index() << " root " << root << " mix " << mix[0] << "," << mix[1]);
+            }
+}

@@ -111,6 +111,7 @@ public:
                 }
             }
             if (res_.failed) send_error(to, tag);
+            else if (dense_values_) send_header_and(to, tag, dense_values_);
             else send(to, tag, ws_.get<std::byte>(msg_slot_, 0), msg_bytes_);
         } else if (!res_.failed && acc_.kind != acc_kind::sent) {
             write_output(own_idx, own_val);
@@ -210,6 +211,25 @@ private:
         res_.bytes_sent += bytes;
         ++res_.messages_sent;
     }
+    // The header in send_slot and the caller's values as one message,
+    // without copying them (below 1 GiB).
+    void send_header_and(int to, int tag, const T* values)
+    {
+        MPI_Aint at[2];
+        MPI_Get_address(ws_.get<std::byte>(send_slot, 0), &at[0]);
+        MPI_Get_address(values, &at[1]);
+        const int lengths[2] = {static_cast<int>(partial_header_bytes),
+                                static_cast<int>(msg_bytes_ - partial_header_bytes)};
+        const MPI_Datatype bytes[2] = {MPI_BYTE, MPI_BYTE};
+        MPI_Datatype both;
+        mpi_check(MPI_Type_create_struct(2, lengths, at, bytes, &both), "MPI_Type_create_struct");
+        MPI_Type_commit(&both);
+        const int rc = MPI_Send(MPI_BOTTOM, 1, both, to, tag, comm_);
+        MPI_Type_free(&both);
+        mpi_check(rc, "MPI_Send");
+        res_.bytes_sent += msg_bytes_;
+        ++res_.messages_sent;
+    }
     void send_error(int to, int tag)
     {
         const std::string& text = res_.failed->text;
@@ -307,6 +327,21 @@ private:
             return;
         }
         // dense from here on
+        if constexpr (direct_output()) {
+            if (to_output && (acc_.kind == acc_kind::dense) != v.dense) { // one pass into the caller's output
+                using R = repr_traits<Out>;
+                const auto slots = R::begin_output(*out_, dim_, dim_);
+                const std::size_t n =
+                    v.dense ? with_acc_entries(own_idx, own_val, [&](const auto* ai, const T* av, std::size_t na) {
+                        return merge_dense_sparse(v.val, dim_, ai, av, na, left, slots.index, slots.value, op_, id_);
+                    })
+                            : merge_dense_sparse(acc_.dense, dim_, v.idx, v.val, v.n, !left, slots.index, slots.value,
+                                                 op_, id_);
+                R::commit_output(*out_, n);
+                acc_.kind = acc_kind::sent;
+                return;
+            }
+        }
         if (acc_.kind == acc_kind::dense) {
             if (v.dense) fold_dense(acc_.dense, v.val, dim_, left, op_, id_);
             else scatter_fold(acc_.dense, v.idx, v.val, v.n, left, op_, id_);
@@ -378,6 +413,21 @@ private:
             return;
         }
         if (!fits_sparse(acc_.n)) { // too many entries for index/value: dense form
+            if (acc_.kind == acc_kind::own && acc_.n == dim_ &&
+                dense_partial_bytes<T>(dim_) <= max_piece_bytes) { // every element held: the values are the dense form
+                partial_header h;
+                h.flags = partial_header::dense_form;
+                h.dimension = dim_;
+                h.count = dim_;
+                h.value_offset = partial_header_bytes;
+                h.total_bytes = dense_partial_bytes<T>(dim_);
+                h.index_bytes = sizeof(I);
+                std::memcpy(ws_.get<std::byte>(send_slot, partial_header_bytes), &h, sizeof h);
+                msg_slot_ = send_slot;
+                msg_bytes_ = h.total_bytes;
+                dense_values_ = own_val;
+                return;
+            }
             densify(own_idx, own_val);
             return send_dense_in_place();
         }
@@ -433,6 +483,7 @@ private:
     Out* out_;
     acc_state acc_{acc_kind::own, 0, 0, nullptr, -1};
     const I* received_idx_ = nullptr;
+    const T* dense_values_ = nullptr; // the caller's values, sent after the header as they are
     std::size_t msg_slot_ = send_slot, msg_bytes_ = 0;
     whole_result res_;
 };

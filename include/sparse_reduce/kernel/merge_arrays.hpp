@@ -3,12 +3,14 @@
 // per-entry checks: the arrays were validated once (validate_entries) or were
 // written by this library.
 //
-//   merge_arrays     a ⊗ b of two sorted lists into a third (branchy two-pointer:
-//                    on this hardware 15 instructions per entry against 55 for a
-//                    branch-free kernel at 1% density)
+//   merge_arrays     a ⊗ b of two sorted lists into a third: for the built-in
+//                    ops on plain numbers a branch-free and a branchy kernel,
+//                    the faster chosen by timing both as it goes; the branchy
+//                    two-pointer loop for any other op
 //   scatter_fold     a sorted list folded into a dense array
 //   fold_dense       a dense array folded into another
 //   gather_entries   a dense array's non-identity entries as a sorted list
+//   merge_dense_sparse  a dense array ⊗ a sorted list into a sorted list
 //
 // Identity semantics, the README's promise: an entry absent on one side takes
 // the other side's value bit for bit (NaN payloads, -0.0); only where both
@@ -19,12 +21,20 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <algorithm>
+#include <bit>
+#include <chrono>
 #include <cstring>
 #include <string>
 #include <type_traits>
 
 #include "../detail/value_equal.hpp"
 #include "../error.hpp"
+#include "../op/builtin.hpp"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <x86intrin.h>
+#endif
 
 namespace sparse_reduce::detail {
 
@@ -46,20 +56,21 @@ void copy_entries(const II* idx, const T* val, std::size_t n, IO* oi, T* ov) noe
     std::memcpy(static_cast<void*>(ov), val, n * sizeof(T));
 }
 
-// out = a ⊗ b; returns the entries written (at most na + nb). The heads
-// stay in registers across iterations (measured: 24 instructions per entry
-// against 29 reloading them).
+// The branchy two-pointer loop from (i, j, n) until one side ends or n
+// reaches `stop`. The heads stay in registers across iterations (measured:
+// 24 instructions per entry against 29 reloading them). Fast where the
+// branches predict (identical supports, runs); a mispredict per two entries
+// where they do not (independent uniform supports).
 template <class IO, class IA, class IB, class T, class Op>
-std::size_t merge_arrays(const IA* __restrict ai, const T* __restrict av, std::size_t na, const IB* __restrict bi,
-                         const T* __restrict bv, std::size_t nb, IO* __restrict oi, T* __restrict ov, const Op& op,
-                         const T& id_ref)
+void merge_branchy(const IA* __restrict ai, const T* __restrict av, std::size_t na, const IB* __restrict bi,
+                   const T* __restrict bv, std::size_t nb, IO* __restrict oi, T* __restrict ov, const Op& op, const T id,
+                   std::size_t& i_, std::size_t& j_, std::size_t& n_, std::size_t stop)
 {
-    const T id = id_ref;
-    std::size_t i = 0, j = 0, n = 0;
-    if (na && nb) {
-        auto x = as_unsigned(ai[0]);
-        auto y = as_unsigned(bi[0]);
-        for (;;) {
+    std::size_t i = i_, j = j_, n = n_;
+    if (i < na && j < nb) {
+        auto x = as_unsigned(ai[i]);
+        auto y = as_unsigned(bi[j]);
+        while (n < stop) {
             if (x < y) {
                 oi[n] = static_cast<IO>(x);
                 ov[n++] = av[i];
@@ -82,6 +93,122 @@ std::size_t merge_arrays(const IA* __restrict ai, const T* __restrict av, std::s
                 y = as_unsigned(bi[j]);
             }
         }
+    }
+    i_ = i;
+    j_ = j;
+    n_ = n;
+}
+
+// Whether op may run on any two values without harm, so a loop may compute
+// it for every pair and select: the built-in ops on floating point, and on
+// integers those that cannot overflow (plus and multiplies on signed
+// integers could, which is undefined behaviour even when discarded).
+template <class T, class Op>
+constexpr bool branch_free_merge()
+{
+    constexpr builtin k = builtin_kind<Op>();
+    if constexpr (k == builtin::none || !std::is_arithmetic_v<T> || std::is_same_v<T, bool> ||
+                  (sizeof(T) != 4 && sizeof(T) != 8))
+        return false;
+    else if constexpr (std::is_floating_point_v<T> || std::is_unsigned_v<T>) return true;
+    else return k != builtin::plus && k != builtin::multiplies;
+}
+
+// One step of the branch-free merge: the smaller head's index, and a's
+// value (x < y), b's (y < x) or r = a ⊗ b (x == y), without a branch. GCC
+// turns the selects back into branches, so on x86-64 they are three cmovs
+// after one compare (31 instructions per entry for the whole step, against
+// 42 with masks; 2.2 against 2.5 ns).
+struct merge_pick {
+    std::uint64_t index, value;
+};
+inline merge_pick merge_step(std::uint64_t x, std::uint64_t y, std::uint64_t a, std::uint64_t b, std::uint64_t r) noexcept
+{
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    std::uint64_t index = y;
+    asm("cmp %[y], %[x]\n\t"
+        "cmovb %[a], %[b]\n\t"
+        "cmove %[r], %[b]\n\t"
+        "cmovb %[x], %[index]"
+        : [b] "+&r"(b), [index] "+&r"(index)
+        : [x] "r"(x), [y] "r"(y), [a] "r"(a), [r] "r"(r)
+        : "cc");
+    return {index, b};
+#else
+    const std::uint64_t lt = std::uint64_t(0) - (x < y), eq = std::uint64_t(0) - (x == y);
+    const std::uint64_t v = (a & lt) | (b & ~lt);
+    return {x < y ? x : y, (r & eq) | (v & ~eq)};
+#endif
+}
+
+// A cycle count for choosing between kernels at run time (the TSC on
+// x86-64; elsewhere the steady clock, coarser but enough for 128 entries).
+inline std::uint64_t tick() noexcept
+{
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    return __rdtsc();
+#else
+    return static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+#endif
+}
+
+// out = a ⊗ b; returns the entries written (at most na + nb).
+//
+// Built-in ops on numbers (branch_free_merge) have two kernels, and the
+// faster one depends on the data: the branch-free merge_step costs 2.2 ns
+// per entry whatever the supports; the branchy loop 0.65 ns where its
+// branches predict (identical supports, and small merges repeated with the
+// same indices, which the branch predictor learns: FEM patterns, benchmark
+// loops) but 3.3 to 4.8 ns on fresh independent supports (measured, 2^21
+// elements, 0.05% to 10%). So the merge times both on 128 entries each
+// (a TSC read per probe) and runs the faster for the next 4096, then probes
+// again: within 5% of the better kernel in every case measured.
+template <class IO, class IA, class IB, class T, class Op>
+std::size_t merge_arrays(const IA* __restrict ai, const T* __restrict av, std::size_t na, const IB* __restrict bi,
+                         const T* __restrict bv, std::size_t nb, IO* __restrict oi, T* __restrict ov, const Op& op,
+                         const T& id_ref)
+{
+    const T id = id_ref;
+    std::size_t i = 0, j = 0, n = 0;
+    if constexpr (branch_free_merge<T, Op>()) {
+        using B = bits_of<T>;
+        const std::uint64_t idb = std::bit_cast<B>(id);
+        auto branch_free = [&](std::size_t steps) { // at most min(na - i, nb - j) steps
+            for (std::size_t k = 0; k < steps; ++k) {
+                const std::uint64_t x = as_unsigned(ai[i]), y = as_unsigned(bi[j]);
+                const std::uint64_t a = std::bit_cast<B>(av[i]), b = std::bit_cast<B>(bv[j]);
+                const std::uint64_t r = std::bit_cast<B>(static_cast<T>(op(av[i], bv[j])));
+                const auto [index, value] = merge_step(x, y, a, b, r);
+                oi[n] = static_cast<IO>(index);
+                ov[n] = std::bit_cast<T>(static_cast<B>(value));
+                n += (value != idb) | (x != y);
+                i += x <= y;
+                j += y <= x;
+            }
+        };
+        constexpr std::size_t probe = 128, run = 4096;
+        while (i < na && j < nb) {
+            const std::uint64_t t0 = tick();
+            const std::size_t n0 = n;
+            merge_branchy(ai, av, na, bi, bv, nb, oi, ov, op, id, i, j, n, n + probe);
+            const std::uint64_t t1 = tick();
+            const std::size_t branchy_entries = n - n0;
+            if (i == na || j == nb) break;
+            const std::size_t steps = std::min({probe, na - i, nb - j});
+            branch_free(steps);
+            const std::uint64_t t2 = tick();
+            if ((t2 - t1) * branchy_entries < (t1 - t0) * steps) {
+                for (std::size_t left = run; left && i < na && j < nb;) {
+                    const std::size_t s = std::min({left, na - i, nb - j});
+                    branch_free(s);
+                    left -= s;
+                }
+            } else {
+                merge_branchy(ai, av, na, bi, bv, nb, oi, ov, op, id, i, j, n, n + run);
+            }
+        }
+    } else {
+        merge_branchy(ai, av, na, bi, bv, nb, oi, ov, op, id, i, j, n, na + nb);
     }
     copy_entries(ai + i, av + i, na - i, oi + n, ov + n);
     n += na - i;
@@ -112,6 +239,39 @@ void fold_dense(T* acc, const T* x, std::size_t n, bool left, const Op& op, cons
         for (std::size_t i = 0; i < n; ++i) acc[i] = fold(x[i], acc[i]);
     else
         for (std::size_t i = 0; i < n; ++i) acc[i] = fold(acc[i], x[i]);
+}
+
+// out = d ⊗ s for a dense array d[0, dim) (an element equal to the identity
+// is absent) and a sorted entry list s, in one pass: the elements of d
+// between two entries of s are gathered, each entry of s folded with its
+// element (d on the left when `dense_left`). Returns the entries written (at
+// most dim).
+template <class IO, class IS, class T, class Op>
+std::size_t merge_dense_sparse(const T* __restrict d, std::size_t dim, const IS* __restrict si, const T* __restrict sv,
+                               std::size_t ns, bool dense_left, IO* __restrict oi, T* __restrict ov, const Op& op,
+                               const T& id_ref)
+{
+    const T id = id_ref;
+    std::size_t n = 0, k = 0;
+    auto gather_to = [&](std::size_t end) {
+        for (; k < end; ++k) {
+            oi[n] = static_cast<IO>(k);
+            ov[n] = d[k];
+            n += !same_value(d[k], id);
+        }
+    };
+    for (std::size_t j = 0; j < ns; ++j) {
+        const std::size_t at = as_unsigned(si[j]);
+        gather_to(at);
+        const T x = d[at];
+        const T r = same_value(x, id) ? sv[j] : dense_left ? static_cast<T>(op(x, sv[j])) : static_cast<T>(op(sv[j], x));
+        oi[n] = static_cast<IO>(at);
+        ov[n] = r;
+        n += !same_value(r, id) || same_value(x, id);
+        k = at + 1;
+    }
+    gather_to(dim);
+    return n;
 }
 
 // The non-identity elements of x[0, n) as entries; returns their number.

@@ -1,0 +1,140 @@
+// kernel/merge_arrays.hpp: merge_arrays against a plain map fold, for the
+// branch-free kernel (built-in ops on numbers) and the branchy one (other
+// ops, signed plus), on supports that are independent, identical, disjoint
+// and in runs, so both kernels and the switch between them run.
+
+#include <boost/test/unit_test.hpp>
+
+#include <sparse_reduce/kernel/merge_arrays.hpp>
+#include <sparse_reduce/op/builtin.hpp>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <map>
+#include <optional>
+#include <random>
+#include <vector>
+
+namespace sr = sparse_reduce;
+
+namespace {
+
+template <class I, class T>
+struct entries {
+    std::vector<I> idx;
+    std::vector<T> val;
+};
+
+enum class support { independent, identical, disjoint_halves, runs };
+
+// Values that stress the identity rules: -0.0, NaN payloads and pairs that
+// cancel to the identity under +.
+template <class T>
+T value_for(std::mt19937_64& g, std::uint64_t k)
+{
+    if constexpr (std::is_floating_point_v<T>) {
+        switch (g() % 16) {
+        case 0: return T(-0.0);
+        case 1: return std::bit_cast<T>(std::bit_cast<sr::detail::bits_of<T>>(std::numeric_limits<T>::quiet_NaN()) | 5);
+        case 2: return T(k % 7) - T(3); // integral: sums cancel exactly
+        default: return static_cast<T>(std::uniform_real_distribution<double>(-4, 4)(g));
+        }
+    } else {
+        return static_cast<T>(g() % 9) + T(1);
+    }
+}
+
+template <class I, class T>
+std::pair<entries<I, T>, entries<I, T>> make_pair_of(support s, std::size_t dim, double density, std::uint64_t seed)
+{
+    std::mt19937_64 g(seed);
+    std::bernoulli_distribution keep(density);
+    entries<I, T> a, b;
+    for (std::size_t k = 0; k < dim; ++k) {
+        bool in_a = keep(g), in_b = keep(g);
+        if (s == support::identical) in_b = in_a;
+        if (s == support::disjoint_halves) in_a = in_a && k < dim / 2, in_b = in_b && k >= dim / 2;
+        if (s == support::runs) in_a = in_a && (k / 300) % 2 == 0, in_b = in_b && (k / 200) % 3 != 1;
+        if (in_a) a.idx.push_back(static_cast<I>(k)), a.val.push_back(value_for<T>(g, k));
+        if (in_b) b.idx.push_back(static_cast<I>(k)), b.val.push_back(value_for<T>(g, k + 1));
+    }
+    return {a, b};
+}
+
+template <class T>
+bool same_bits(const T& x, const T& y)
+{
+    return sr::detail::same_value(x, y);
+}
+
+// The reference: absent on one side -> the other's value bit for bit; on
+// both -> op(a, b), dropped when it is the identity.
+template <class IO, class I, class T, class Op>
+entries<IO, T> reference(const entries<I, T>& a, const entries<I, T>& b, const Op& op, T id)
+{
+    std::map<std::uint64_t, std::pair<std::optional<T>, std::optional<T>>> m;
+    for (std::size_t k = 0; k < a.idx.size(); ++k) m[a.idx[k]].first = a.val[k];
+    for (std::size_t k = 0; k < b.idx.size(); ++k) m[b.idx[k]].second = b.val[k];
+    entries<IO, T> r;
+    for (const auto& [i, p] : m) {
+        T v = p.first && p.second ? static_cast<T>(op(*p.first, *p.second)) : p.first ? *p.first : *p.second;
+        if (p.first && p.second && same_bits(v, id)) continue;
+        r.idx.push_back(static_cast<IO>(i));
+        r.val.push_back(v);
+    }
+    return r;
+}
+
+template <class IO, class I, class T, class Op>
+void check_merge(const Op& op, T id, double density)
+{
+    for (auto s : {support::independent, support::identical, support::disjoint_halves, support::runs})
+        for (std::uint64_t seed : {1u, 2u}) {
+            const auto [a, b] = make_pair_of<I, T>(s, 20000, density, seed);
+            std::vector<IO> oi(a.idx.size() + b.idx.size());
+            std::vector<T> ov(oi.size());
+            const std::size_t n = sr::detail::merge_arrays(a.idx.data(), a.val.data(), a.idx.size(), b.idx.data(),
+                                                           b.val.data(), b.idx.size(), oi.data(), ov.data(), op, id);
+            const auto want = reference<IO>(a, b, op, id);
+            BOOST_TEST_REQUIRE(n == want.idx.size(), "support " << int(s) << " seed " << seed);
+            bool ok = true;
+            for (std::size_t k = 0; k < n && ok; ++k) ok = oi[k] == want.idx[k] && same_bits(ov[k], want.val[k]);
+            BOOST_TEST(ok, "support " << int(s) << " seed " << seed << " density " << density);
+        }
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(merge)
+
+BOOST_AUTO_TEST_CASE(branch_free_kernel_matches_the_fold)
+{
+    static_assert(sr::detail::branch_free_merge<double, std::plus<>>());
+    static_assert(sr::detail::branch_free_merge<float, sr::max>());
+    static_assert(sr::detail::branch_free_merge<std::uint32_t, std::plus<>>());
+    static_assert(sr::detail::branch_free_merge<std::int64_t, sr::min>());
+    for (double d : {0.01, 0.3, 1.0}) {
+        check_merge<std::uint32_t, std::uint32_t>(std::plus<>{}, 0.0, d);
+        check_merge<int, std::uint32_t>(std::plus<double>{}, 0.0, d); // Eigen's index type out
+        check_merge<std::uint64_t, std::uint64_t>(sr::max{}, -std::numeric_limits<float>::infinity(), d);
+        check_merge<std::uint32_t, std::uint32_t>(sr::min{}, std::numeric_limits<double>::infinity(), d);
+        check_merge<std::uint32_t, std::uint32_t, std::uint32_t>(std::plus<>{}, 0u, d);
+        check_merge<std::uint32_t, std::uint32_t, std::int64_t>(sr::min{}, std::numeric_limits<std::int64_t>::max(), d);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(branchy_kernel_matches_the_fold)
+{
+    static_assert(!sr::detail::branch_free_merge<std::int64_t, std::plus<>>()); // signed overflow is UB
+    const auto minus = [](double a, double b) { return a - 2 * b; };         // any op, order kept
+    static_assert(!sr::detail::branch_free_merge<double, decltype(minus)>());
+    for (double d : {0.01, 0.3, 1.0}) {
+        check_merge<std::uint32_t, std::uint32_t, std::int64_t>(std::plus<>{}, std::int64_t{0}, d);
+        check_merge<std::uint32_t, std::uint32_t>(minus, 0.0, d);
+    }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
