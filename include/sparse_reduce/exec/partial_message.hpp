@@ -1,19 +1,26 @@
 #pragma once
-// A whole partial result as one message (exec/whole_reduce.hpp): a 48-byte
+// A whole partial result as one message (exec/whole_reduce.hpp): a 64-byte
 // header, then the entries as two arrays, or every element dense.
 //
-//   +-------+-------+-----------+-------+--------------+-------------+------+-------------+
-//   | magic | flags | dimension | count | value_offset | total_bytes | rank | index_bytes |
-//   +-------+-------+-----------+-------+--------------+-------------+------+-------------+
-//   index/value form: count indices (index_bytes each) | gap | count values at value_offset
+//   +-------+-------+-----------+-------+--------------+-------------+------+-------------+--------------+---------+
+//   | magic | flags | dimension | count | value_offset | total_bytes | rank | index_bytes | index_offset | windows |
+//   +-------+-------+-----------+-------+--------------+-------------+------+-------------+--------------+---------+
+//   index/value form: count values at value_offset (= 64), then at
+//                     index_offset (the next multiple of 8) the indices:
+//                     index_bytes 4 or 8   absolute, strictly increasing
+//                     index_bytes 2        blocked: the low 16 bits of each,
+//                                          then (8-aligned) `windows` pairs
+//                                          (u32 window, u32 entries) saying
+//                                          which 65536-element window the
+//                                          next entries lie in
 //   dense form:       `dimension` values at value_offset
 //   failed:           the error's text (count bytes)
 //
-// The indices are absolute (4 bytes when the dimension fits 32 bits, else 8),
-// strictly increasing; no entry holds the identity. A sender merging into its
-// message sizes the index array for the worst case, so a small gap may stand
-// between the two arrays. Messages above 1 GiB travel in pieces of 1 GiB
-// (MPI counts are int); total_bytes tells the receiver how many follow.
+// The blocked form is chosen when it is smaller (entries far more than
+// windows): 2 bytes per index where the windowed wire has its 2-byte offsets,
+// against 4 for absolute 32-bit indices. No entry holds the identity.
+// Messages above 1 GiB travel in pieces of 1 GiB (MPI counts are int);
+// total_bytes tells the receiver how many follow.
 
 #include <cstddef>
 #include <cstdint>
@@ -27,7 +34,7 @@
 namespace sparse_reduce::detail {
 
 struct partial_header {
-    static constexpr std::uint32_t magic_value = 0x31505253; // "SRP1"
+    static constexpr std::uint32_t magic_value = 0x32505253; // "SRP2"
     static constexpr std::uint32_t failed = 1, dense_form = 2;
 
     std::uint32_t magic = magic_value;
@@ -38,28 +45,92 @@ struct partial_header {
     std::uint64_t total_bytes = 0;
     std::int32_t error_rank = -1;
     std::uint32_t index_bytes = 0;
+    std::uint64_t index_offset = 0;
+    std::uint64_t windows = 0; // blocked indices: the (window, entries) pairs
 };
-static_assert(sizeof(partial_header) == 48);
+static_assert(sizeof(partial_header) == 64);
 
 inline constexpr std::size_t partial_header_bytes = sizeof(partial_header);
 
 constexpr std::size_t pad8(std::size_t bytes) { return (bytes + 7) & ~std::size_t{7}; }
 
-// Where a message of `count` entries puts its values, and its size.
+// Where a message of `count` entries puts its indices, and the room a message
+// of up to `count` entries needs (the blocked form is never larger).
 template <class T, class I>
-constexpr std::size_t partial_value_offset(std::size_t count)
+constexpr std::size_t partial_indices_at(std::size_t count)
 {
-    return partial_header_bytes + pad8(count * sizeof(I));
+    return pad8(partial_header_bytes + count * sizeof(T));
 }
 template <class T, class I>
 constexpr std::size_t partial_bytes(std::size_t count)
 {
-    return partial_value_offset<T, I>(count) + count * sizeof(T);
+    return partial_indices_at<T, I>(count) + pad8(count * sizeof(I));
 }
 template <class T>
 constexpr std::size_t dense_partial_bytes(std::size_t dimension)
 {
     return partial_header_bytes + dimension * sizeof(T);
+}
+
+// Closes a message whose n values are at the header's end and whose n
+// indices were written for room `cap` (at partial_indices_at(cap)): moves
+// the indices next to the values, blocked when that is smaller, and writes
+// the header. `pairs` has room for 2 * (n / 4 + 1) words. Returns its bytes.
+template <class T, class I>
+std::size_t finish_partial(std::byte* msg, std::size_t n, std::size_t cap, std::size_t dimension, std::uint32_t* pairs)
+{
+    partial_header h;
+    h.dimension = dimension;
+    h.count = n;
+    h.value_offset = partial_header_bytes;
+    h.index_offset = partial_indices_at<T, I>(n);
+    const I* from = reinterpret_cast<const I*>(msg + partial_indices_at<T, I>(cap));
+    std::size_t w = 0;
+    bool blocked = false;
+    if constexpr (sizeof(I) == 4) {
+        if (n >= 8) { // the windows, giving up where there are more than n / 4
+            const std::size_t limit = n / 4;
+            std::uint32_t window = static_cast<std::uint32_t>(from[0] >> 16), entries = 0;
+            blocked = true;
+            for (std::size_t k = 0; k < n; ++k) {
+                const auto hi = static_cast<std::uint32_t>(from[k] >> 16);
+                if (hi != window) {
+                    if (w == limit) {
+                        blocked = false;
+                        break;
+                    }
+                    pairs[2 * w] = window;
+                    pairs[2 * w + 1] = entries;
+                    ++w;
+                    window = hi;
+                    entries = 0;
+                }
+                ++entries;
+            }
+            if (blocked && w == limit) blocked = false;
+            if (blocked) {
+                pairs[2 * w] = window;
+                pairs[2 * w + 1] = entries;
+                ++w;
+            }
+        }
+    }
+    if (blocked) { // forward in place: the 2-byte copy never overtakes the 4-byte source
+        auto* to = reinterpret_cast<std::uint16_t*>(msg + h.index_offset);
+        for (std::size_t k = 0; k < n; ++k) to[k] = static_cast<std::uint16_t>(from[k]);
+        const std::size_t pairs_at = pad8(h.index_offset + 2 * n);
+        std::memcpy(msg + pairs_at, pairs, 8 * w);
+        h.index_bytes = 2;
+        h.windows = w;
+        h.total_bytes = pairs_at + 8 * w;
+    } else {
+        if (reinterpret_cast<const std::byte*>(from) != msg + h.index_offset)
+            std::memmove(msg + h.index_offset, from, n * sizeof(I));
+        h.index_bytes = sizeof(I);
+        h.total_bytes = h.index_offset + n * sizeof(I);
+    }
+    std::memcpy(msg, &h, sizeof h);
+    return h.total_bytes;
 }
 
 // A received message, checked: every size and offset in bounds, the index
@@ -73,8 +144,9 @@ struct partial_view {
     std::size_t n = 0;
 };
 
-template <class T, class I>
-partial_view<T, I> parse_partial(std::byte* msg, std::size_t bytes, std::size_t dimension)
+// decode(n) gives room for n indices where blocked ones are unpacked.
+template <class T, class I, class Decode>
+partial_view<T, I> parse_partial(std::byte* msg, std::size_t bytes, std::size_t dimension, Decode&& decode)
 {
     partial_view<T, I> v;
     if (bytes < partial_header_bytes) fail("malformed message: " + std::to_string(bytes) + " bytes, shorter than its header");
@@ -88,21 +160,43 @@ partial_view<T, I> parse_partial(std::byte* msg, std::size_t bytes, std::size_t 
         return v;
     }
     if (h.dimension != dimension) return v; // the caller reports the mismatch
-    if (h.index_bytes != sizeof(I)) fail("malformed message: index width " + std::to_string(h.index_bytes));
     v.dense = h.flags & partial_header::dense_form;
     v.n = h.count;
     if (v.dense) {
         if (h.count != dimension || h.value_offset != partial_header_bytes || bytes != dense_partial_bytes<T>(dimension))
             fail("malformed message: dense form of the wrong size");
-    } else {
-        if (h.count > dimension || h.value_offset % 8 != 0 || h.value_offset < partial_value_offset<T, I>(h.count) ||
-            h.value_offset > bytes || (bytes - h.value_offset) / sizeof(T) != h.count ||
-            (bytes - h.value_offset) % sizeof(T) != 0)
-            fail("malformed message: " + std::to_string(h.count) + " entries in " + std::to_string(bytes) + " bytes");
-        v.idx = reinterpret_cast<const I*>(msg + partial_header_bytes);
-        if (count_unordered(v.idx, v.n) || (v.n && v.idx[v.n - 1] >= dimension))
-            fail("malformed message: indices out of order or range");
+        v.val = reinterpret_cast<T*>(msg + h.value_offset);
+        return v;
     }
+    const auto bad_size = [&] {
+        fail("malformed message: " + std::to_string(h.count) + " entries in " + std::to_string(bytes) + " bytes");
+    };
+    if (h.count > dimension || h.value_offset != partial_header_bytes || h.count > bytes ||
+        h.index_offset != partial_indices_at<T, I>(h.count))
+        bad_size();
+    if (h.index_bytes == sizeof(I)) {
+        if (bytes != h.index_offset + h.count * sizeof(I)) bad_size();
+        v.idx = reinterpret_cast<const I*>(msg + h.index_offset);
+    } else if (h.index_bytes == 2 && sizeof(I) == 4) {
+        const std::size_t pairs_at = pad8(h.index_offset + 2 * h.count);
+        if (h.windows > h.count || bytes != pairs_at + 8 * h.windows) bad_size();
+        I* out = decode(v.n);
+        const auto* low = reinterpret_cast<const std::uint16_t*>(msg + h.index_offset);
+        std::size_t k = 0;
+        for (std::size_t p = 0; p < h.windows; ++p) {
+            std::uint32_t pair[2];
+            std::memcpy(pair, msg + pairs_at + 8 * p, sizeof pair);
+            if (pair[1] > v.n - k || pair[0] > (dimension - 1) >> 16) bad_size();
+            const I base = static_cast<I>(pair[0]) << 16;
+            for (const std::size_t end = k + pair[1]; k < end; ++k) out[k] = base | low[k];
+        }
+        if (k != v.n) bad_size();
+        v.idx = out;
+    } else {
+        fail("malformed message: index width " + std::to_string(h.index_bytes));
+    }
+    if (count_unordered(v.idx, v.n) || (v.n && v.idx[v.n - 1] >= dimension))
+        fail("malformed message: indices out of order or range");
     v.val = reinterpret_cast<T*>(msg + h.value_offset);
     return v;
 }

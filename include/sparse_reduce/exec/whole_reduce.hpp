@@ -63,6 +63,8 @@ template <class T, class I, class Op, class Out>
 class whole_reduce {
     // node_buffers slots
     enum : std::size_t { send_slot, recv_a, recv_b, idx0, val0, idx1, val1, dense_slot };
+    // blocked indices unpacked (one per receive slot), the sender's window pairs
+    static constexpr std::size_t decoded_a = 10, decoded_b = 11, pairs_slot = 12;
 
 public:
     static constexpr std::size_t own_idx_slot = 8, own_val_slot = 9; // the caller's entries when they need a copy
@@ -93,7 +95,7 @@ public:
             auto [msg, bytes] = receive(view_.children[c], stream_tag, slot);
             if (res_.failed) continue;
             try {
-                const auto v = checked_view(msg, bytes, view_.children[c]);
+                const auto v = checked_view(msg, bytes, view_.children[c], slot);
                 if (res_.failed) continue;
                 fold(own_idx, own_val, v, left, last && !sends, last && sends, slot);
             } catch (...) {
@@ -119,7 +121,7 @@ public:
         if (view_.receives_forward) {
             auto [msg, bytes] = receive(top_, forward_tag, recv_a);
             if (!res_.failed) {
-                const auto v = checked_view(msg, bytes, -1);
+                const auto v = checked_view(msg, bytes, -1, recv_a);
                 if (!res_.failed) {
                     acc_ = v.dense ? acc_state{acc_kind::dense, 0, dim_, v.val, recv_a}
                                    : acc_state{acc_kind::message, 0, v.n, v.val, recv_a};
@@ -245,9 +247,11 @@ private:
         send(to, tag, p, h.total_bytes);
     }
 
-    partial_view<T, I> checked_view(std::byte* msg, std::size_t bytes, int from)
+    partial_view<T, I> checked_view(std::byte* msg, std::size_t bytes, int from, int slot)
     {
-        const auto v = parse_partial<T, I>(msg, bytes, dim_);
+        const auto v = parse_partial<T, I>(msg, bytes, dim_, [&](std::size_t n) {
+            return ws_.get<I>(slot == recv_a ? decoded_a : decoded_b, n);
+        });
         if (v.h.flags & partial_header::failed) set_failure({v.h.error_rank, partial_error_text(msg, v.h)}, false);
         else if (v.h.dimension != dim_)
             set_failure({me_, "dimension mismatch: rank " + std::to_string(from) + " has dimension " +
@@ -312,10 +316,9 @@ private:
                 }
                 if (to_message) {
                     std::byte* msg = ws_.get<std::byte>(send_slot, partial_bytes<T, I>(cap));
-                    const std::size_t voff = partial_value_offset<T, I>(cap);
-                    const std::size_t n = merge_into(reinterpret_cast<I*>(msg + partial_header_bytes),
-                                                     reinterpret_cast<T*>(msg + voff));
-                    finish_message(msg, n, voff);
+                    const std::size_t n = merge_into(reinterpret_cast<I*>(msg + partial_indices_at<T, I>(cap)),
+                                                     reinterpret_cast<T*>(msg + partial_header_bytes));
+                    finish_message(msg, n, cap);
                     acc_.kind = acc_kind::sent;
                 } else {
                     const int next = acc_.kind == acc_kind::scratch ? 1 - acc_.cur : 0;
@@ -361,24 +364,11 @@ private:
         return repr_traits<Out>::kind == repr_kind::index_value;
     }
 
-    // Header for a message of n entries whose values start at voff (sized
-    // for more); a large gap is closed so the bytes on the wire stay the data's.
-    void finish_message(std::byte* msg, std::size_t n, std::size_t voff)
+    // Header and final layout for a message of n entries written for room cap.
+    void finish_message(std::byte* msg, std::size_t n, std::size_t cap)
     {
-        const std::size_t tight = partial_value_offset<T, I>(n);
-        if (8 * (voff - tight) > partial_bytes<T, I>(n)) {
-            std::memmove(msg + tight, msg + voff, n * sizeof(T));
-            voff = tight;
-        }
-        partial_header h;
-        h.dimension = dim_;
-        h.count = n;
-        h.value_offset = voff;
-        h.total_bytes = voff + n * sizeof(T);
-        h.index_bytes = sizeof(I);
-        std::memcpy(msg, &h, sizeof h);
+        msg_bytes_ = finish_partial<T, I>(msg, n, cap, dim_, ws_.get<std::uint32_t>(pairs_slot, 2 * (n / 4 + 1)));
         msg_slot_ = send_slot;
-        msg_bytes_ = h.total_bytes;
     }
 
     // The accumulator into the outgoing message.
@@ -406,10 +396,9 @@ private:
             for (std::size_t i = 0; i < dim_; ++i) n += !same_value(acc_.dense[i], id_);
             if (!fits_sparse(n)) return send_dense_in_place();
             std::byte* msg = ws_.get<std::byte>(send_slot, partial_bytes<T, I>(n));
-            const std::size_t voff = partial_value_offset<T, I>(n);
-            gather_entries(acc_.dense, dim_, reinterpret_cast<I*>(msg + partial_header_bytes),
-                           reinterpret_cast<T*>(msg + voff), id_);
-            finish_message(msg, n, voff);
+            gather_entries(acc_.dense, dim_, reinterpret_cast<I*>(msg + partial_indices_at<T, I>(n)),
+                           reinterpret_cast<T*>(msg + partial_header_bytes), id_);
+            finish_message(msg, n, n);
             return;
         }
         if (!fits_sparse(acc_.n)) { // too many entries for index/value: dense form
@@ -433,9 +422,9 @@ private:
         }
         with_acc_entries(own_idx, own_val, [&](const auto* ai, const T* av, std::size_t n) {
             std::byte* msg = ws_.get<std::byte>(send_slot, partial_bytes<T, I>(n));
-            const std::size_t voff = partial_value_offset<T, I>(n);
-            copy_entries(ai, av, n, reinterpret_cast<I*>(msg + partial_header_bytes), reinterpret_cast<T*>(msg + voff));
-            finish_message(msg, n, voff);
+            copy_entries(ai, av, n, reinterpret_cast<I*>(msg + partial_indices_at<T, I>(n)),
+                         reinterpret_cast<T*>(msg + partial_header_bytes));
+            finish_message(msg, n, n);
         });
     }
 
