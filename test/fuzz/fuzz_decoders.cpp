@@ -1,5 +1,7 @@
 // libFuzzer target for every decoder that reads bytes from another rank:
-// RLE streams (float, double) and wire blocks (double, float, int32).
+// RLE streams (float, double), wire blocks (double, float, int32) and whole
+// partial-result messages (exec/partial_message.hpp, 32-bit indices, blocked
+// or not; dimensions up to 2^22 so several 65536-element windows occur).
 // Whatever the bytes, a decoder either throws sparse_reduce::error or yields
 // a vector that re-encodes and decodes to itself; it never reads or writes
 // out of bounds (ASan + UBSan are on in this build).
@@ -71,6 +73,35 @@ void block(const std::byte* p, std::size_t n, std::size_t len)
     }
 }
 
+void partial(const std::byte* p, std::size_t n, std::size_t dim)
+{
+    std::vector<std::uint64_t> storage(n / 8 + 1), decoded(n / 2 + 1);
+    if (n) std::memcpy(storage.data(), p, n);
+    auto* bytes = reinterpret_cast<std::byte*>(storage.data());
+    try {
+        const auto v = sr::detail::parse_partial<double, std::uint32_t>(bytes, n, dim, [&](std::size_t count) {
+            if (count > 2 * decoded.size()) broken("blocked indices claim more entries than the bytes hold");
+            return reinterpret_cast<std::uint32_t*>(decoded.data());
+        });
+        if (v.h.flags || v.h.dimension != dim) return; // error texts, dense forms, mismatches: nothing to re-encode
+        for (std::size_t k = 0; k < v.n; ++k)
+            if (v.idx[k] >= dim || (k && v.idx[k - 1] >= v.idx[k])) broken("partial indices out of order or range");
+        // re-encode the entries and parse them again: the same entries
+        std::vector<std::uint64_t> again(sr::detail::partial_bytes<double, std::uint32_t>(v.n) / 8 + 1);
+        std::vector<std::uint32_t> pairs(2 * (v.n / 4 + 1));
+        auto* msg = reinterpret_cast<std::byte*>(again.data());
+        std::memcpy(msg + sr::detail::partial_header_bytes, v.val, v.n * sizeof(double));
+        std::memcpy(msg + sr::detail::partial_indices_at<double, std::uint32_t>(v.n), v.idx, v.n * 4);
+        const std::size_t m = sr::detail::finish_partial<double, std::uint32_t>(msg, v.n, v.n, dim, pairs.data());
+        std::vector<std::uint32_t> decoded2(v.n + 1);
+        const auto w = sr::detail::parse_partial<double, std::uint32_t>(msg, m, dim, [&](std::size_t) { return decoded2.data(); });
+        if (w.n != v.n) broken("partial re-encode changed the count");
+        for (std::size_t k = 0; k < v.n; ++k)
+            if (w.idx[k] != v.idx[k] || !sr::detail::same_value(w.val[k], v.val[k])) broken("partial re-encode changed data");
+    } catch (const sr::error&) {
+    }
+}
+
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
@@ -79,12 +110,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::size_t dim = static_cast<std::size_t>(data[1]) | (static_cast<std::size_t>(data[2]) << 8);
     const auto* p = reinterpret_cast<const std::byte*>(data + 3);
     const std::size_t n = size - 3;
-    switch (data[0] % 5) {
+    switch (data[0] % 6) {
     case 0: rle_stream<double>(p, n, dim); break;
     case 1: rle_stream<float>(p, n, dim); break;
     case 2: block<double>(p, n, dim); break;
     case 3: block<float>(p, n, dim); break;
-    default: block<std::int32_t>(p, n, dim); break;
+    case 4: block<std::int32_t>(p, n, dim); break;
+    default: partial(p, n, (dim << 6) | 1); break;
     }
     return 0;
 }

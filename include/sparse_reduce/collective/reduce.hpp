@@ -381,8 +381,9 @@ public:
     // rebuilt only when what the ranks agree on changes.
     const schedule& schedule_for(bool commutative, std::size_t value_bytes, std::size_t local_entries = 0)
     {
-        const auto stats = detail::local_stats(static_cast<double>(local_entries), dimension_, false, {}, 1);
-        return resolve(commutative, value_bytes, stats, true);
+        return resolve(
+            commutative, value_bytes,
+            [&] { return detail::local_stats(static_cast<double>(local_entries), dimension_, false, {}, 1); }, true);
     }
     const tree& tree_for(bool commutative, std::size_t local_entries = 0)
     {
@@ -412,7 +413,9 @@ public:
         const T id = identity<T>(op);
         const bool count = detail::stats_needed(policy_, dimension_, sizeof(T), dimensions_agree_) && local_ok;
         const auto counts = detail::count_locally(in, dimension_, id, count);
-        const schedule& sched = resolve(commutative, sizeof(T), counts.stats, RO::kind == repr_kind::dense);
+        const schedule& sched =
+            resolve(commutative, sizeof(T), [&]() -> const std::vector<double>& { return counts.stats; },
+                    RO::kind == repr_kind::dense);
         const detail::stream_config cfg = detail::make_stream_config(sched);
 
         using reader_t = decltype(detail::make_reader(in, id));
@@ -488,8 +491,9 @@ private:
         } else {
             const bool count = detail::stats_needed(policy_, dimension_, sizeof(T), dimensions_agree_) &&
                                local_failure.empty();
-            const auto counts = detail::count_locally(in, dimension_, identity<T>(op), count);
-            sched = &resolve(commutative, sizeof(T), counts.stats, false);
+            sched = &resolve(
+                commutative, sizeof(T), [&] { return detail::count_locally(in, dimension_, identity<T>(op), count).stats; },
+                false);
         }
         // One tree: a whole message gains nothing from a second one.
         const tree& t = sched->trees.front();
@@ -520,7 +524,10 @@ private:
     }
 
     // The call's one small collective, then the cached schedule or a new one.
-    const schedule& resolve(bool commutative, std::size_t value_bytes, const std::vector<double>& local, bool dense_output)
+    // stats_of() gives this rank's statistics; called only when the call
+    // measures (automatic keeps its choice between measurements).
+    template <class Stats>
+    const schedule& resolve(bool commutative, std::size_t value_bytes, Stats&& stats_of, bool dense_output)
     {
         auto& cached = memo_->cache[commutative ? 1 : 0];
         if constexpr (std::is_same_v<Policy, policy::automatic>) {
@@ -533,6 +540,7 @@ private:
                 return cached->second;
             calls = 0;
         }
+        const std::vector<double> local = stats_of();
         std::vector<double> nnz, agreed;
         bool reduced = false; // agreed starts with the summed local statistics
         if constexpr (std::is_same_v<Policy, policy::optimal_binary>) {
