@@ -15,6 +15,7 @@
 #   huge.txt      huge_dim_bench: 5 entries per rank in a dimension of 2^40,
 #                 every policy, P = 2, 4, 8
 #   tables.md     the CSV files as markdown tables (scripts/bench-tables.sh)
+#   summary.md    the tables of doc/benchmarks.md (scripts/floor-tables.py)
 # About 5 minutes on 2 cores; run it on an otherwise idle machine.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -29,17 +30,7 @@ bench=build/release/benchmark/sparse_reduce_bench
 log=$out/bench.log
 : >"$log"
 
-# run FILE NP ARGS...: appends the CSV rows (one header per file) to FILE;
-# --oversubscribe only above 2 ranks (with it Open MPI does not busy-poll).
-run() {
-    local file=$1 np=$2
-    shift 2
-    local header=1 over=()
-    [[ -s $file ]] && header=0
-    ((np > 2)) && over=(--oversubscribe)
-    echo "mpiexec -n $np ${over[*]} $bench $* --header $header" | tee -a "$log" >&2
-    mpiexec -n "$np" "${over[@]}" "$bench" "$@" --header "$header" >>"$file" 2>>"$log"
-}
+source scripts/bench-run.sh
 
 big=$((1 << 21))
 for d in 0.001 0.01 0.1 1; do
@@ -50,15 +41,12 @@ for e in 10 14 18; do
         run "$out/p2_grid.csv" 2 --dim $((1 << e)) --density $d --quick --reps 50
     done
 done
-for np in 4 8; do
-    for d in 0.001 0.01 0.1; do
-        run "$out/p$np.csv" $np --dim $big --density $d --quick --reps 5 --warmup 1 --root $((np - 1))
-    done
-done
+run_oversubscribed "$out"
 for np in 2 4 8; do
     over=()
     ((np > 2)) && over=(--oversubscribe)
     mpiexec -n $np "${over[@]}" build/release/benchmark/huge_dim_bench --reps 20 | tee -a "$out/huge.txt"
 done
 scripts/bench-tables.sh "$out" >"$out/tables.md"
-echo "bench-floor.sh: results in $out"
+scripts/floor-tables.py "$out" >"$out/summary.md"
+echo "bench-floor.sh: results in $out (summary.md: the tables of doc/benchmarks.md)"

@@ -35,19 +35,7 @@ bench=build/release/benchmark/sparse_reduce_bench
 log=$out/bench.log
 : >"$log"
 
-# run FILE NP ARGS...: appends the CSV rows (one header per file) to FILE.
-run() {
-    local file=$1 np=$2
-    shift 2
-    local header=1
-    [[ -s $file ]] && header=0
-    # --oversubscribe only where needed: with it Open MPI neither binds nor
-    # busy-polls, and P = 2 runs 1.5-2x slower
-    local over=()
-    ((np > 2)) && over=(--oversubscribe)
-    echo "mpiexec -n $np ${over[*]} $bench $* --header $header" | tee -a "$log" >&2
-    mpiexec -n "$np" "${over[@]}" "$bench" "$@" --header "$header" >>"$file" 2>>"$log"
-}
+source scripts/bench-run.sh
 
 big=$((1 << 21))
 if [[ $parts != sim ]]; then
@@ -74,11 +62,7 @@ done
 for s in 0 1 2 3 4 5 6 7 8 9 10 11 12; do
     run "$out/p2_fem.csv" 2 --dim $((564 << s)) --dist fem --quick --reps 30
 done
-for np in 4 8; do
-    for d in 0.001 0.01 0.1; do
-        run "$out/p$np.csv" $np --dim $big --density $d --quick --reps 5 --warmup 1 --root $((np - 1))
-    done
-done
+run_oversubscribed "$out"
 fi
 if [[ $parts != real ]]; then
 rm -f "$out"/sim_*.csv

@@ -371,11 +371,9 @@ private:
         msg_slot_ = send_slot;
     }
 
-    // The accumulator into the outgoing message.
-    // A dense accumulator goes out from where it is: its buffer has header room.
-    void send_dense_in_place()
+    // The dense form's header at msg, which goes out from slot.
+    void dense_header(std::byte* msg, std::size_t slot)
     {
-        std::byte* msg = reinterpret_cast<std::byte*>(acc_.dense) - partial_header_bytes;
         partial_header h;
         h.flags = partial_header::dense_form;
         h.dimension = dim_;
@@ -384,8 +382,14 @@ private:
         h.total_bytes = dense_partial_bytes<T>(dim_);
         h.index_bytes = sizeof(I);
         std::memcpy(msg, &h, sizeof h);
-        msg_slot_ = static_cast<std::size_t>(acc_.slot);
+        msg_slot_ = slot;
         msg_bytes_ = h.total_bytes;
+    }
+
+    // A dense accumulator goes out from where it is: its buffer has header room.
+    void send_dense_in_place()
+    {
+        dense_header(reinterpret_cast<std::byte*>(acc_.dense) - partial_header_bytes, static_cast<std::size_t>(acc_.slot));
     }
 
     template <class IA>
@@ -404,16 +408,7 @@ private:
         if (!fits_sparse(acc_.n)) { // too many entries for index/value: dense form
             if (acc_.kind == acc_kind::own && acc_.n == dim_ &&
                 dense_partial_bytes<T>(dim_) <= max_piece_bytes) { // every element held: the values are the dense form
-                partial_header h;
-                h.flags = partial_header::dense_form;
-                h.dimension = dim_;
-                h.count = dim_;
-                h.value_offset = partial_header_bytes;
-                h.total_bytes = dense_partial_bytes<T>(dim_);
-                h.index_bytes = sizeof(I);
-                std::memcpy(ws_.get<std::byte>(send_slot, partial_header_bytes), &h, sizeof h);
-                msg_slot_ = send_slot;
-                msg_bytes_ = h.total_bytes;
+                dense_header(ws_.get<std::byte>(send_slot, partial_header_bytes), send_slot);
                 dense_values_ = own_val;
                 return;
             }
