@@ -418,9 +418,6 @@ BOOST_AUTO_TEST_CASE(reduce_input_with_a_bad_first_index_fails_then_the_next_red
     const int bad = comm.size() - 1;
     for (const auto& pol : reduce_policies)
         for (int root : {0, comm.size() / 2}) {
-            // KNOWN DEFECT, left out: two_tree at 4+ ranks with root P/2 does
-            // not make every rank that must throw throw (no hang); see the notes.
-            if (std::holds_alternative<sr::policy::two_tree>(pol) && comm.size() >= 4) continue;
             for (int kind = 0; kind < 3; ++kind) {
                 auto in = eigen_input_of(comm.rank());
                 if (comm.rank() == bad) {

@@ -115,9 +115,14 @@ void fold_dense(T* acc, const T* x, std::size_t n, bool left, const Op& op, cons
 }
 
 // The non-identity elements of x[0, n) as entries; returns their number.
+// Writes nothing past the entries it returns: the branch-free loop stores
+// every element at the next free slot, so it stops at the last entry (a
+// trailing identity would otherwise land one slot past the end, i.e. in
+// front of the values of a message sized for exactly these entries).
 template <class IO, class T>
 std::size_t gather_entries(const T* x, std::size_t n, IO* oi, T* ov, const T& id) noexcept
 {
+    while (n > 0 && same_value(x[n - 1], id)) --n;
     std::size_t m = 0;
     for (std::size_t i = 0; i < n; ++i) {
         oi[m] = static_cast<IO>(i);
