@@ -411,7 +411,16 @@ public:
 
         const T id = identity<T>(op);
         const bool count = detail::stats_needed(policy_, dimension_, sizeof(T), dimensions_agree_) && local_ok;
-        const auto counts = detail::count_locally(in, dimension_, id, count);
+        // The count is the one walk that checks an RLE input: a malformed one
+        // fails here, and the call goes on into the exchange (this rank's
+        // statistics count nothing) to carry the failure up the tree.
+        detail::local_counts counts;
+        try {
+            counts = detail::count_locally(in, dimension_, id, count);
+        } catch (...) {
+            local_failure = detail::unprefixed(detail::current_exception_text());
+            counts = {{}, detail::local_stats(0, dimension_, false, {}, 1)};
+        }
         const schedule& sched = resolve(commutative, sizeof(T), counts.stats, RO::kind == repr_kind::dense);
         const detail::stream_config cfg = detail::make_stream_config(sched);
 

@@ -189,7 +189,7 @@ public:
             ch.queue.push_back({b, message_header_bytes, bytes});
         } catch (const error& e) {
             ch.ended = true; // an unreadable header cannot tell whether more follows
-            fail_with({shape_.rank, std::string(e.what()) + " (from rank " + std::to_string(shape_.children[c]) + ")"},
+            fail_with({shape_.rank, unprefixed(e.what()) + " (from rank " + std::to_string(shape_.children[c]) + ")"},
                       true);
         }
     }
@@ -241,7 +241,7 @@ public:
                 }
             }
         } catch (...) { // a user's op may throw anything
-            fail_with({shape_.rank, current_exception_text()}, true);
+            fail_with({shape_.rank, unprefixed(current_exception_text())}, true);
             finish_failed();
         }
     }
