@@ -402,3 +402,27 @@ BOOST_AUTO_TEST_CASE(reduce_op_throwing_anything_fails_then_the_next_reduce_work
                     [&] { return good_reduce_after(pol, 0); }));
             }
 }
+
+// Row 12: a root or a policy that differs between ranks is erroneous (as in
+// MPI); where automatic exchanges its statistics anyway, it is caught there:
+// every rank throws, and the next reduce works.
+BOOST_AUTO_TEST_CASE(reduce_with_roots_or_policies_differing_between_ranks_fails_under_automatic)
+{
+    auto& comm = world();
+    const int P = comm.size(), me = comm.rank();
+    if (P < 2) return;
+    const auto in = input_of(me); // dense: the windowed path, whose one-shot calls always exchange statistics
+    std::vector<double> out;
+    BOOST_TEST(inject_fault({.context = "roots differ", .who = everyone_throws(), .needles = {"different roots"}},
+                            [&] { sr::reduce(comm, in, out, std::plus<>{}, me == P - 1 ? 1 : 0, sr::policy::automatic{}); },
+                            [] { return good_reduce(sr::policy::automatic{}, 0); }));
+    const sr::policy::automatic odd{.segment_bytes = me == P - 1 ? 4096 : 0};
+    BOOST_TEST(inject_fault({.context = "policies differ", .who = everyone_throws(), .needles = {"different policies"}},
+                            [&] { sr::reduce(comm, in, out, std::plus<>{}, 0, odd); },
+                            [] { return good_reduce(sr::policy::automatic{}, 0); }));
+    const sr::policy::k_ary chosen_k{.k = 0, .wire = me == 0 ? sr::wire::rle : sr::wire::adaptive};
+    BOOST_TEST(inject_fault({.context = "k_ary{k = 0} policies differ", .who = everyone_throws(),
+                             .needles = {"different policies"}},
+                            [&] { sr::reduce(comm, in, out, std::plus<>{}, 0, chosen_k); },
+                            [] { return good_reduce(sr::policy::k_ary{}, 0); }));
+}
