@@ -416,7 +416,7 @@ BOOST_AUTO_TEST_CASE(reduce_with_roots_or_policies_differing_between_ranks_fails
     BOOST_TEST(inject_fault({.context = "roots differ", .who = everyone_throws(), .needles = {"different roots"}},
                             [&] { sr::reduce(comm, in, out, std::plus<>{}, me == P - 1 ? 1 : 0, sr::policy::automatic{}); },
                             [] { return good_reduce(sr::policy::automatic{}, 0); }));
-    const sr::policy::automatic odd{.segment_bytes = me == P - 1 ? 4096 : 0};
+    const sr::policy::automatic odd{.segment_bytes = me == P - 1 ? std::size_t{4096} : std::size_t{0}};
     BOOST_TEST(inject_fault({.context = "policies differ", .who = everyone_throws(), .needles = {"different policies"}},
                             [&] { sr::reduce(comm, in, out, std::plus<>{}, 0, odd); },
                             [] { return good_reduce(sr::policy::automatic{}, 0); }));

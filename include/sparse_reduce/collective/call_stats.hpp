@@ -141,7 +141,7 @@ local_counts count_locally(const In& in, std::size_t dimension, const T& id, boo
 template <class P>
 double policy_fingerprint(const P& p)
 {
-    std::uint64_t h = 1469598103934665603ull; // FNV-1a over the fields that shape the call
+    std::uint64_t h = 1469598103934665603ull; // FNV-1a over the fields that shape the schedule
     const auto mix = [&](const void* data, std::size_t n) {
         const auto* b = static_cast<const unsigned char*>(data);
         for (std::size_t k = 0; k < n; ++k) h = (h ^ b[k]) * 1099511628211ull;
@@ -153,8 +153,7 @@ double policy_fingerprint(const P& p)
         mix_value(p.sparsity ? *p.sparsity : -1.0);
         mix_value(p.distribution ? static_cast<int>(*p.distribution) : -1);
         mix_value(p.remeasure_every);
-        mix(p.tuning_file.data(), p.tuning_file.size());
-        mix_value(p.tuned.has_value());
+        // not the tuning's source: a file path may name a per-node copy
     } else if constexpr (requires { p.k; }) {
         mix_value(p.k);
     }
