@@ -8,6 +8,7 @@
 #define BOOST_TEST_MODULE allreduce
 #include "mpi_fixture.hpp"
 
+#include "fault_injection.hpp"
 #include "../support/reference.hpp"
 
 #include <sparse_reduce/collective/allreduce.hpp>
@@ -237,21 +238,21 @@ BOOST_AUTO_TEST_CASE(a_throwing_op_on_one_rank_throws_everywhere)
     const int me = comm.rank();
     for (const auto& pol : policies(0))
         for (int victim : {0, comm.size() - 1}) {
-            auto op = sparse_reduce_test::plus_failing_on(me, victim);
             const std::vector<double> in(100, 1.0);
             std::vector<double> out;
-            std::string what;
-            try {
-                std::visit([&](const auto& p) { sr::allreduce(comm, in, out, op, p); }, pol);
-            } catch (const sr::error& e) {
-                what = e.what();
-            }
-            // the victim may fold nothing (a leaf of the reduce tree): then the call succeeds everywhere
-            const bool threw = !what.empty();
-            const bool all_threw = all_ok(threw), none_threw = all_ok(!threw);
-            BOOST_TEST((all_threw || none_threw), "mixed outcome, policy " << pol.index());
-            if (threw) BOOST_TEST(what.find("user op failed") != std::string::npos, what);
-            if (me == victim && pol.index() == 4) BOOST_TEST(threw); // every rank of recursive doubling folds
+            // the victim may fold nothing (a leaf of the reduce tree): then the
+            // call succeeds everywhere; every rank of recursive doubling folds
+            const bool must = pol.index() == 4;
+            BOOST_TEST(inject_fault(
+                {.context = "policy " + std::to_string(pol.index()) + " victim " + std::to_string(victim),
+                 .who = [&](int r) { return must && r == victim ? expect::throws : expect::either; },
+                 .needles = {"user op failed"},
+                 .agreed = true},
+                [&] {
+                    const auto op = plus_throwing_on(victim, thrown::std_exception, me);
+                    std::visit([&](const auto& p) { sr::allreduce(comm, in, out, op, p); }, pol);
+                },
+                good_allreduce));
         }
 }
 

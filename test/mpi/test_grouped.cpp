@@ -8,6 +8,7 @@
 #define BOOST_TEST_MODULE grouped
 #include "mpi_fixture.hpp"
 
+#include "fault_injection.hpp"
 #include "../support/reference.hpp"
 
 #include <sparse_reduce/collective/allreduce.hpp>
@@ -255,7 +256,7 @@ BOOST_AUTO_TEST_CASE(failures_on_one_rank_throw_everywhere)
             std::string what;
             try {
                 std::vector<double> in(100, 1.0), out;
-                sr::allreduce(cart, in, out, plus_failing_on(me, victim), pol);
+                sr::allreduce(cart, in, out, plus_throwing_on(victim, thrown::std_exception, me), pol);
             } catch (const sr::error& e) {
                 what = e.what();
             }

@@ -6,6 +6,7 @@
 #define BOOST_TEST_MODULE reduce
 #include "mpi_fixture.hpp"
 
+#include "fault_injection.hpp"
 #include "../support/reference.hpp"
 
 #include <cmath>
@@ -366,24 +367,16 @@ BOOST_AUTO_TEST_CASE(a_throwing_op_on_one_rank_ends_in_exceptions)
                     victim = r;
                     break;
                 }
-            const int me = comm.rank();
-            auto op = sparse_reduce_test::plus_failing_on(me, victim);
             const std::vector<double> in(100, 1.0);
             std::vector<double> out;
-            bool threw = false;
-            std::string what;
-            try {
-                std::visit([&](const auto& p) { sr::reduce(comm, in, out, op, root, p); }, pol);
-            } catch (const sr::error& e) {
-                threw = true;
-                what = e.what();
-            }
-            if (comm.size() > 1 && (me == root || me == victim)) {
-                BOOST_TEST(threw, "rank " << me << " root " << root << " victim " << victim);
-                BOOST_TEST(what.find("rank " + std::to_string(victim)) != std::string::npos, what);
-                BOOST_TEST(what.find("user op failed") != std::string::npos, what);
-            }
-            BOOST_TEST(all_ok(true));
+            const who_throws who = comm.size() > 1 ? reduce_throwers(root, victim) : who_throws([](int) { return expect::returns; });
+            BOOST_TEST(inject_fault(
+                {.context = "policy " + std::to_string(pol.index()) + " root " + std::to_string(root) + " victim " +
+                            std::to_string(victim),
+                 .who = who,
+                 .needles = {"rank " + std::to_string(victim), "user op failed"}},
+                [&] { std::visit([&](const auto& p) { sr::reduce(comm, in, out, plus_throwing_on(victim), root, p); }, pol); },
+                [&] { return std::visit([&](const auto& p) { return good_reduce(p, root); }, pol); }));
         }
 }
 

@@ -27,18 +27,6 @@ struct compose {
     affine identity() const { return {}; }
 };
 
-// double + that throws std::runtime_error("user op failed") when called on
-// rank `victim` (this process being rank `me`): the op failing on one rank.
-inline auto plus_failing_on(int me, int victim)
-{
-    return sparse_reduce::make_op(
-        [me, victim](double a, double b) -> double {
-            if (me == victim) throw std::runtime_error("user op failed");
-            return a + b;
-        },
-        0.0, sparse_reduce::commutative);
-}
-
 enum class placement { uniform, zipf, identical, disjoint };
 
 // A value that is never the identity of op (and never -0.0 or NaN, so that a

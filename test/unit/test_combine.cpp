@@ -2,6 +2,8 @@
 
 #include "../support/reference.hpp"
 
+#include <sparse_reduce/kernel/merge_arrays.hpp>
+
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -238,6 +240,28 @@ BOOST_AUTO_TEST_CASE(dimension_mismatch_throws)
     BOOST_CHECK_THROW(sr::combine(sr::to_index_value(x), sr::to_rle(y), std::plus<>{}), sr::error);
     std::vector<double> out(4);
     BOOST_CHECK_THROW(sr::combine_into(std::span<double>(out), x, x, std::plus<>{}), sr::error);
+}
+
+// gather_entries fills arrays sized for exactly the entries it finds: a
+// trailing identity must not be stored one slot past them (it overwrote the
+// first value of a whole-message reduce's outgoing message: two_tree at 4
+// ranks, root 2, returned 10 + 150 ulp for 1 + 2 + 3 + 4).
+BOOST_AUTO_TEST_CASE(gather_entries_writes_nothing_past_its_entries)
+{
+    const std::vector<double> x = {0, 5, 0, 7, 0, 0};
+    std::vector<std::uint32_t> idx(3, 0xdeadbeefu);
+    std::vector<double> val(3, -1.0);
+    const std::size_t n = sr::detail::gather_entries(x.data(), x.size(), idx.data(), val.data(), 0.0);
+    BOOST_TEST(n == 2u);
+    BOOST_TEST(idx[0] == 1u);
+    BOOST_TEST(idx[1] == 3u);
+    BOOST_TEST(idx[2] == 0xdeadbeefu); // the slot after the entries is untouched
+    BOOST_TEST(val[0] == 5.0);
+    BOOST_TEST(val[1] == 7.0);
+    BOOST_TEST(val[2] == -1.0);
+    const std::vector<double> none(4, 0.0);
+    BOOST_TEST(sr::detail::gather_entries(none.data(), none.size(), idx.data(), val.data(), 0.0) == 0u);
+    BOOST_TEST(idx[0] == 1u); // nothing written
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -440,17 +440,14 @@ void fold_into_dense(const parsed_partial<T>& b, std::vector<T>& acc, std::size_
     for (std::size_t k = 0; k < b.views.size(); ++k) {
         const auto& v = b.views[k];
         T* a = acc.data() + k * window;
-        if (v.tag == wire::block_tag::dense) {
-            if (theirs_left)
-                for (std::size_t i = 0; i < v.length; ++i) a[i] = static_cast<T>(op(v.values[i], a[i]));
-            else
-                for (std::size_t i = 0; i < v.length; ++i) a[i] = static_cast<T>(op(a[i], v.values[i]));
+        if (v.tag == wire::block_tag::dense) { // absent on one side: the other's value, bit for bit
+            fold_dense(a, v.values, v.length, theirs_left, op, id);
             continue;
         }
         wire::visit_block(v, id, [&](auto r) {
             for (; !r.done(); r.next()) {
                 T& x = a[r.index()];
-                x = theirs_left ? static_cast<T>(op(r.value(), x)) : static_cast<T>(op(x, r.value()));
+                x = theirs_left ? fold_values(r.value(), x, op, id) : fold_values(x, r.value(), op, id);
             }
         });
     }

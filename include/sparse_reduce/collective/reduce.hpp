@@ -37,6 +37,7 @@
 #include "../exec/rank_program.hpp"
 #include "../exec/whole_reduce.hpp"
 #include "../exec/reduce_node.hpp"
+#include "call_stats.hpp"
 #include "../kernel/combine.hpp"
 #include "../kernel/entry_stream.hpp"
 #include "../op/associative_op.hpp"
@@ -65,32 +66,6 @@ template <> inline constexpr algorithm algorithm_of<policy::k_ary> = algorithm::
 template <> inline constexpr algorithm algorithm_of<policy::binary> = algorithm::binary;
 template <> inline constexpr algorithm algorithm_of<policy::chain> = algorithm::chain;
 template <> inline constexpr algorithm algorithm_of<policy::two_tree> = algorithm::two_tree;
-
-// Entries per block of `grain` elements: the windows' counts (the node's
-// choice of accumulator), and automatic's entry count and histogram, in one pass.
-template <class T>
-std::vector<std::uint32_t> block_entries(const auto& in, std::size_t dimension, std::size_t grain, const T& id)
-{
-    using R = repr_traits<std::remove_cvref_t<decltype(in)>>;
-    std::vector<std::uint32_t> counts((dimension + grain - 1) / grain, 0);
-    if constexpr (R::kind == repr_kind::dense) {
-        const auto d = R::read(in);
-        for (std::size_t k = 0; k < counts.size(); ++k) {
-            const std::size_t lo = k * grain, hi = std::min(dimension, lo + grain);
-            std::uint32_t n = 0;
-            for (std::size_t i = lo; i < hi; ++i) n += !same_value(d[i], id);
-            counts[k] = n;
-        }
-    } else if constexpr (R::kind == repr_kind::index_value) {
-        for (const auto i : R::indices(in))
-            if (static_cast<std::size_t>(i) < dimension) ++counts[static_cast<std::size_t>(i) / grain];
-    } else {
-        rle::cursor<T> c(in.words().data(), in.words().size(), in.size());
-        while (c.next())
-            if (c.run == 0 && c.pos < dimension) ++counts[c.pos / grain];
-    }
-    return counts;
-}
 
 // A reader with nothing to read, of the type make_reader returns: a failed
 // rank's input.
@@ -133,116 +108,6 @@ auto make_own_input(const In& in, const stream_config& cfg, const T& id, bool co
         own.window_entries = block_entries<T>(in, cfg.dimension, cfg.window, id);
     }
     return own;
-}
-
-// ---- what the ranks agree on before choosing a tree ----
-
-inline constexpr std::size_t stats_grain = 1024;  // elements per counted block
-inline constexpr std::size_t stats_buckets = 64;  // histogram of where entries fall
-
-template <class P>
-bool needs_call_stats(const P& p)
-{
-    if constexpr (std::is_same_v<P, policy::automatic>) return true; // also when hinted: the ranks must agree on C
-    else if constexpr (std::is_same_v<P, policy::k_ary>) return p.k <= 0;
-    else return false;
-}
-
-// Whether this call needs the small allreduce: not when every rank is known
-// to have the same dimension and automatic's choice cannot depend on the
-// counts (the caller hinted S and D, or the vector is below T_u^c, where
-// Sreduce takes the binomial tree whatever the data).
-template <class P>
-bool stats_needed(const P& p, std::size_t dimension, std::size_t value_bytes, bool dimensions_agree)
-{
-    if (!needs_call_stats(p)) return false;
-    if constexpr (std::is_same_v<P, policy::automatic>) {
-        if (!dimensions_agree) return true;
-        if (p.sparsity && p.distribution) return false;
-        const tuning& t = p.tuned ? *p.tuned : current_tuning(p.tuning_file);
-        return static_cast<double>(dimension) * static_cast<double>(value_bytes) >= t.limits.small_bytes;
-    }
-    return true;
-}
-
-// The modelled time of that allreduce (recursive doubling of its 536 bytes).
-inline double stats_allreduce_time(int ranks, const cost_model& m)
-{
-    int rounds = 0;
-    while ((1 << rounds) < ranks) ++rounds;
-    return rounds * (m.alpha + m.beta * 8 * (3 + stats_buckets));
-}
-
-// One rank's contribution: entries, dimension, dense input, histogram.
-inline std::vector<double> local_stats(double entries, std::size_t dimension, bool dense_input,
-                                       std::span<const std::uint32_t> blocks, std::size_t grain)
-{
-    std::vector<double> v(3 + stats_buckets, 0);
-    v[0] = entries;
-    v[1] = static_cast<double>(dimension);
-    v[2] = dense_input;
-    if (dimension)
-        for (std::size_t b = 0; b < blocks.size(); ++b)
-            if (blocks[b]) v[3 + std::min(stats_buckets - 1, b * grain * stats_buckets / dimension)] += blocks[b];
-    return v;
-}
-
-// A rank's local statistics for a call. When selection needs the entries
-// (count), they are counted once per block of stats_grain elements; the
-// blocks are kept, since the windows' counts are sums of them.
-struct local_counts {
-    std::vector<std::uint32_t> blocks;
-    std::vector<double> stats;
-};
-template <class T, representation In>
-local_counts count_locally(const In& in, std::size_t dimension, const T& id, bool count)
-{
-    using R = repr_traits<std::remove_cvref_t<In>>;
-    local_counts lc;
-    double entries = static_cast<double>(stored_entries(in));
-    if constexpr (R::kind == repr_kind::index_value) {
-        // O(entries), not O(dimension): the histogram straight from the
-        // indices (the windows' counts, if wanted, come from make_own_input).
-        lc.stats = local_stats(entries, dimension, false, {}, 1);
-        if (count && dimension)
-            for (const auto i : R::indices(in))
-                if (static_cast<std::size_t>(i) < dimension)
-                    lc.stats[3 + std::min(stats_buckets - 1, static_cast<std::size_t>(static_cast<double>(i) * stats_buckets /
-                                                                                        static_cast<double>(dimension)))] += 1;
-        return lc;
-    }
-    if (count) {
-        lc.blocks = block_entries<T>(in, dimension, stats_grain, id);
-        entries = 0;
-        for (auto b : lc.blocks) entries += b;
-    }
-    lc.stats = local_stats(entries, dimension, repr_traits<std::remove_cvref_t<In>>::kind == repr_kind::dense,
-                           lc.blocks, stats_grain);
-    return lc;
-}
-
-// Zipf when the lowest 1/64 of the index space holds more than four times
-// its share of the entries (supports crowd the low indices).
-inline merge_model estimate_distribution(std::span<const double> histogram)
-{
-    double total = 0;
-    for (double h : histogram) total += h;
-    return total > 0 && histogram.front() > 4 * total / static_cast<double>(histogram.size()) ? merge_model::zipf
-                                                                                              : merge_model::uniform;
-}
-
-// The call as selection sees it, from the summed local_stats of all ranks.
-inline call_stats agreed_stats(std::span<const double> sum, int ranks, std::size_t value_bytes, bool dense_output)
-{
-    call_stats c;
-    c.ranks = ranks;
-    c.value_bytes = value_bytes;
-    c.entries = sum[0] / ranks;
-    c.dimension = static_cast<std::size_t>(sum[1] / ranks + 0.5);
-    c.dense_input = 2 * sum[2] >= ranks;
-    c.dense_output = dense_output;
-    c.distribution = estimate_distribution(sum.subspan(3));
-    return c;
 }
 
 // The schedule a policy runs for a call. Everything here comes from values
@@ -412,7 +277,16 @@ public:
 
         const T id = identity<T>(op);
         const bool count = detail::stats_needed(policy_, dimension_, sizeof(T), dimensions_agree_) && local_ok;
-        const auto counts = detail::count_locally(in, dimension_, id, count);
+        // The count is the one walk that checks an RLE input: a malformed one
+        // fails here, and the call goes on into the exchange (this rank's
+        // statistics count nothing) to carry the failure up the tree.
+        detail::local_counts counts;
+        try {
+            counts = detail::count_locally(in, dimension_, id, count);
+        } catch (...) {
+            local_failure = detail::unprefixed(detail::current_exception_text());
+            counts = {{}, detail::local_stats(0, dimension_, false, {}, 1)};
+        }
         const schedule& sched =
             resolve(commutative, sizeof(T), [&]() -> const std::vector<double>& { return counts.stats; },
                     RO::kind == repr_kind::dense);
@@ -552,6 +426,7 @@ private:
             // read the tuning (a plan did that once, when it was made).
             std::string tuning_error;
             std::vector<double> mine = local;
+            detail::append_agreement(mine, root_, detail::policy_fingerprint(policy_));
             if (one_shot_) {
                 try {
                     if constexpr (std::is_same_v<Policy, policy::automatic>) {
@@ -571,6 +446,7 @@ private:
                     detail::fail(tuning_error.empty() ? "the tuning could not be read on another rank" : tuning_error);
                 agreed.pop_back();
             }
+            detail::check_agreement(agreed, comm_.size());
         }
         agreed.push_back(static_cast<double>(value_bytes));
         agreed.push_back(dense_output);

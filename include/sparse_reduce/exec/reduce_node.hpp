@@ -35,6 +35,7 @@
 #include "../detail/value_equal.hpp"
 #include "../error.hpp"
 #include "../kernel/entry_stream.hpp"
+#include "../kernel/merge_arrays.hpp"
 #include "../op/associative_op.hpp"
 #include "../wire/block.hpp"
 #include "message.hpp"
@@ -189,7 +190,7 @@ public:
             ch.queue.push_back({b, message_header_bytes, bytes});
         } catch (const error& e) {
             ch.ended = true; // an unreadable header cannot tell whether more follows
-            fail_with({shape_.rank, std::string(e.what()) + " (from rank " + std::to_string(shape_.children[c]) + ")"},
+            fail_with({shape_.rank, unprefixed(e.what()) + " (from rank " + std::to_string(shape_.children[c]) + ")"},
                       true);
         }
     }
@@ -241,7 +242,7 @@ public:
                 }
             }
         } catch (...) { // a user's op may throw anything
-            fail_with({shape_.rank, current_exception_text()}, true);
+            fail_with({shape_.rank, unprefixed(current_exception_text())}, true);
             finish_failed();
         }
     }
@@ -374,7 +375,9 @@ private:
 
     // acc = c[0] ⊗ ... ⊗ own ⊗ ... on a dense array: start from own, apply
     // the children after it on the right in order, those before it on the
-    // left in reverse order.
+    // left in reverse order. An element absent on one side (the identity)
+    // takes the other side's value bit for bit (kernel/merge_arrays.hpp's
+    // fold_values), never op(identity, x).
     void fold_dense(std::size_t lo, std::size_t len, bool has_own, bool to_dense_output)
     {
         const bool own_dense = has_own && own_->dense;
@@ -385,19 +388,22 @@ private:
         T* acc = to_dense_output ? out_->dense + lo : dense_acc_;
         // The own array is copied into acc lazily: the first dense child block
         // on its right is folded in the same pass (acc = own ⊗ x), which saves
-        // one pass over the window, the root's in a dense reduce.
+        // one pass over the window, the root's in a dense reduce. Without an
+        // own vector acc is not filled at all until the first block: a dense
+        // one is copied (absent ⊗ x = x), a sparse one written over the identity.
         const T* pending_own = nullptr;
+        bool unfilled = false;
         if (own_dense) {
             if (own_->dense + lo != acc) pending_own = own_->dense + lo;
-        } else {
+        } else if (has_own) {
             dense_work_ += len;
             std::fill(acc, acc + len, id_);
-            if (has_own) {
-                own_->visit_window(lo, len, id_, [&](auto r) {
-                    for (; !r.done(); r.next()) acc[r.index()] = r.value();
-                });
-                if (lo / cfg_.window < own_->window_entries.size()) sparse_work_ += own_->window_entries[lo / cfg_.window];
-            }
+            own_->visit_window(lo, len, id_, [&](auto r) {
+                for (; !r.done(); r.next()) acc[r.index()] = r.value();
+            });
+            if (lo / cfg_.window < own_->window_entries.size()) sparse_work_ += own_->window_entries[lo / cfg_.window];
+        } else {
+            unfilled = true;
         }
         const std::size_t self = has_own ? static_cast<std::size_t>(shape_.self_position) : 0;
         auto flush_own = [&] {
@@ -406,27 +412,36 @@ private:
             dense_work_ += len;
             pending_own = nullptr;
         };
+        auto fill = [&] {
+            if (!unfilled) return;
+            dense_work_ += len;
+            std::fill(acc, acc + len, id_);
+            unfilled = false;
+        };
         auto apply = [&](std::size_t c, bool left) {
             with_child_block(c, len, [&](auto r) {
                 if constexpr (requires { r.source(); }) { // a dense block: elementwise
                     dense_work_ += len;
                     const T* x = r.source().data();
+                    if (unfilled) {
+                        std::copy(x, x + len, acc);
+                        unfilled = false;
+                        return;
+                    }
                     if (pending_own && !left) {
-                        for (std::size_t i = 0; i < len; ++i) acc[i] = static_cast<T>(op_(pending_own[i], x[i]));
+                        fold_dense_to(acc, pending_own, x, len, op_, id_);
                         pending_own = nullptr;
                         return;
                     }
                     flush_own();
-                    if (left)
-                        for (std::size_t i = 0; i < len; ++i) acc[i] = static_cast<T>(op_(x[i], acc[i]));
-                    else
-                        for (std::size_t i = 0; i < len; ++i) acc[i] = static_cast<T>(op_(acc[i], x[i]));
+                    detail::fold_dense(acc, x, len, left, op_, id_);
                 } else {
                     flush_own();
+                    fill();
                     for (; !r.done(); r.next()) {
                         ++sparse_work_;
                         T& a = acc[r.index()];
-                        a = left ? static_cast<T>(op_(r.value(), a)) : static_cast<T>(op_(a, r.value()));
+                        a = left ? fold_values(r.value(), a, op_, id_) : fold_values(a, r.value(), op_, id_);
                     }
                 }
             });
@@ -434,6 +449,7 @@ private:
         for (std::size_t c = self; c < children_.size(); ++c) apply(c, false);
         for (std::size_t c = self; c-- > 0;) apply(c, true);
         flush_own();
+        fill();
         if (shape_.sends) emit(dense_reader<T>({acc, len}, id_), len);
         else if (!to_dense_output) append_output(dense_reader<T>({acc, len}, id_), lo);
     }

@@ -26,6 +26,7 @@
 #include "../detail/value_equal.hpp"
 #include "../error.hpp"
 #include "../op/associative_op.hpp"
+#include "merge_arrays.hpp"
 #include "../op/builtin.hpp"
 #include "../repr/representation.hpp"
 #include "entry_stream.hpp"
@@ -165,7 +166,9 @@ void rle_times_dense(std::span<const T> aw, std::size_t dim, const T* b, rle::wr
         }
         if (!rle::is_marker(a[k])) {
             if (pos >= dim) rle::fail_overflow(dim);
-            w.put(static_cast<T>(op(a[k++], b[pos++])));
+            w.put(w.fold(a[k], b[pos], op));
+            ++k;
+            ++pos;
             continue;
         }
         const std::uint64_t len = rle::marker_length(a[k++]);
@@ -173,7 +176,9 @@ void rle_times_dense(std::span<const T> aw, std::size_t dim, const T* b, rle::wr
             if (k == na) fail("malformed RLE buffer: escape marker at the end of the buffer");
             if (!rle::is_marker(a[k])) fail("malformed RLE buffer: escape marker before a word that needs no escape");
             if (pos >= dim) rle::fail_overflow(dim);
-            w.put(static_cast<T>(op(a[k++], b[pos++])));
+            w.put(w.fold(a[k], b[pos], op));
+            ++k;
+            ++pos;
         } else {
             if (len > dim - pos) rle::fail_run(len, pos, dim);
             w.put_dense(b + pos, static_cast<std::size_t>(len));
@@ -207,7 +212,7 @@ void combine_into(Out&& out, const A& a, const B& b, const Op& op)
         const auto x = RA::read(a);
         const auto y = RB::read(b);
         const auto o = RO::output(out, dim);
-        for (std::size_t i = 0; i < dim; ++i) o[i] = static_cast<T>(op(x[i], y[i]));
+        detail::fold_dense_to(o.data(), x.data(), y.data(), dim, op, id); // absent ⊗ x = x, bit for bit
     } else if constexpr (out_dense && (a_dense || b_dense)) {
         // Copy the dense operand, then fold the other one's entries into it.
         constexpr bool dense_is_a = a_dense;
@@ -218,8 +223,8 @@ void combine_into(Out&& out, const A& a, const B& b, const Op& op)
         if (o.data() != src.data()) std::copy(src.begin(), src.end(), o.begin());
         for (auto r = detail::make_reader(s, id); !r.done(); r.next()) {
             T& x = o[r.index()];
-            if constexpr (dense_is_a) x = static_cast<T>(op(x, r.value()));
-            else x = static_cast<T>(op(r.value(), x));
+            if constexpr (dense_is_a) x = detail::fold_values(x, r.value(), op, id);
+            else x = detail::fold_values(r.value(), x, op, id);
         }
     } else {
         if (detail::same_object(out, a) || detail::same_object(out, b)) {

@@ -7,8 +7,12 @@
 //                    ops on plain numbers a branch-free and a branchy kernel,
 //                    the faster chosen by timing both as it goes; the branchy
 //                    two-pointer loop for any other op
+//   fold_values      one element: a ⊗ b, or the present side where one is absent
 //   scatter_fold     a sorted list folded into a dense array
-//   fold_dense       a dense array folded into another
+//   fold_dense(_to)  a dense array folded into another; chunks without an
+//                    identity take op alone (callgrind, double +, SSE2, per
+//                    element: 3.5 instructions for op alone, 8.1 with the
+//                    check, 19 for chunks holding identities)
 //   gather_entries   a dense array's non-identity entries as a sorted list
 //   merge_dense_sparse  a dense array ⊗ a sorted list into a sorted list
 //
@@ -19,11 +23,11 @@
 // `left` says on which side of op the incoming operand goes, so
 // non-commutative operations keep rank order.
 
-#include <cstddef>
-#include <cstdint>
 #include <algorithm>
 #include <bit>
 #include <chrono>
+#include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <type_traits>
@@ -34,6 +38,10 @@
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <x86intrin.h>
+#endif
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
 #endif
 
 namespace sparse_reduce::detail {
@@ -216,6 +224,17 @@ std::size_t merge_arrays(const IA* __restrict ai, const T* __restrict av, std::s
     return n + nb - j;
 }
 
+// a ⊗ b where both are present; the present one, bit for bit, where only one
+// is (op(identity, x) may not be x: min(+inf, NaN) is +inf, 0.0 + -0.0 is
+// 0.0, a signalling NaN comes out quiet); the identity where neither is.
+template <class T, class Op>
+T fold_values(const T& a, const T& b, const Op& op, const T& id)
+{
+    if (same_value(a, id)) return b;
+    if (same_value(b, id)) return a;
+    return static_cast<T>(op(a, b));
+}
+
 // acc[idx[k]] = val[k] ⊗ acc (left) or acc ⊗ val[k] (right).
 template <class I, class T, class Op>
 void scatter_fold(T* acc, const I* idx, const T* val, std::size_t n, bool left, const Op& op, const T& id)
@@ -226,19 +245,100 @@ void scatter_fold(T* acc, const I* idx, const T* val, std::size_t n, bool left, 
     }
 }
 
+namespace dense_fold {
+
+inline constexpr std::size_t chunk = 256;
+
+// Whether some x[k] or y[k], k < m, may be the identity: exactly (by bits),
+// or with SSE2 by floating-point == (which also takes -0.0 for a +0.0
+// identity: such a chunk goes the exact way, which is correct too). The
+// SSE2 compare costs 4.6 instructions per element, the portable bit test
+// (x | -x has its top bit set iff x != 0) 7.7 (callgrind, double).
+template <class T>
+bool any_identity(const T* x, const T* y, std::size_t m, const T& id) noexcept
+{
+#if defined(__SSE2__)
+    if constexpr (std::is_same_v<T, double> || std::is_same_v<T, float>) {
+        if (id == id) { // a NaN identity compares equal to nothing: the bit test below
+            constexpr std::size_t per = 16 / sizeof(T);
+            std::size_t k = 0;
+            int hit = 0;
+            if constexpr (std::is_same_v<T, double>) {
+                const __m128d idv = _mm_set1_pd(id);
+                __m128d h = _mm_setzero_pd();
+                for (; k + per <= m; k += per)
+                    h = _mm_or_pd(h, _mm_or_pd(_mm_cmpeq_pd(_mm_loadu_pd(x + k), idv), _mm_cmpeq_pd(_mm_loadu_pd(y + k), idv)));
+                hit = _mm_movemask_pd(h);
+            } else {
+                const __m128 idv = _mm_set1_ps(id);
+                __m128 h = _mm_setzero_ps();
+                for (; k + per <= m; k += per)
+                    h = _mm_or_ps(h, _mm_or_ps(_mm_cmpeq_ps(_mm_loadu_ps(x + k), idv), _mm_cmpeq_ps(_mm_loadu_ps(y + k), idv)));
+                hit = _mm_movemask_ps(h);
+            }
+            for (; k < m; ++k) hit |= (x[k] == id) | (y[k] == id);
+            return hit != 0;
+        }
+    }
+#endif
+    using B = bits_of<T>;
+    const B ib = std::bit_cast<B>(id);
+    B all = ~B(0);
+    for (std::size_t k = 0; k < m; ++k) {
+        const B d = std::bit_cast<B>(x[k]) ^ ib, e = std::bit_cast<B>(y[k]) ^ ib;
+        all &= static_cast<B>((d | (B(0) - d)) & (e | (B(0) - e)));
+    }
+    return (all >> (sizeof(B) * 8 - 1)) == 0;
+}
+
+// fold_values without a branch: op is evaluated for every element and its
+// result selected by masks (built-in and user ops on floating point have no
+// side effects a discarded result could show).
+template <class T, class Op>
+[[gnu::always_inline]] inline T select_present(const T& a, const T& b, const Op& op, bits_of<T> ib)
+{
+    using B = bits_of<T>;
+    constexpr int top = sizeof(B) * 8 - 1;
+    const B ab = std::bit_cast<B>(a), bb = std::bit_cast<B>(b);
+    const B rb = std::bit_cast<B>(static_cast<T>(op(a, b)));
+    const B da = ab ^ ib, db = bb ^ ib;
+    const B ma = static_cast<B>(((da | (B(0) - da)) >> top) - 1); // all ones where a is the identity
+    const B mb = static_cast<B>(((db | (B(0) - db)) >> top) - 1);
+    return std::bit_cast<T>(static_cast<B>((rb & ~(ma | mb)) | (bb & ma) | (ab & mb & ~ma)));
+}
+
+} // namespace dense_fold
+
+// out[i] = a[i] ⊗ b[i] under the identity law of fold_values, for i < n;
+// out may be a or b. Floating point goes by chunks: a chunk with no identity
+// on either side (a dense reduce's usual case) takes op alone, others the
+// masked selection; other types obey the law by value, so op alone.
+template <class T, class Op>
+void fold_dense_to(T* out, const T* a, const T* b, std::size_t n, const Op& op, const T& id)
+{
+    if constexpr (bit_comparable_float<T>) {
+        const auto ib = std::bit_cast<bits_of<T>>(id);
+        for (std::size_t i = 0; i < n; i += dense_fold::chunk) {
+            const std::size_t m = std::min(dense_fold::chunk, n - i);
+            const T* x = a + i;
+            const T* y = b + i;
+            T* z = out + i;
+            if (!dense_fold::any_identity(x, y, m, id))
+                for (std::size_t k = 0; k < m; ++k) z[k] = static_cast<T>(op(x[k], y[k]));
+            else
+                for (std::size_t k = 0; k < m; ++k) z[k] = dense_fold::select_present(x[k], y[k], op, ib);
+        }
+    } else {
+        for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<T>(op(a[i], b[i]));
+    }
+}
+
 // acc[i] = x[i] ⊗ acc[i] (left) or acc[i] ⊗ x[i] (right), for i < n.
 template <class T, class Op>
 void fold_dense(T* acc, const T* x, std::size_t n, bool left, const Op& op, const T& id)
 {
-    auto fold = [&](const T& a, const T& b) -> T { // a on the left
-        if (same_value(a, id)) return b;
-        if (same_value(b, id)) return a;
-        return static_cast<T>(op(a, b));
-    };
-    if (left)
-        for (std::size_t i = 0; i < n; ++i) acc[i] = fold(x[i], acc[i]);
-    else
-        for (std::size_t i = 0; i < n; ++i) acc[i] = fold(acc[i], x[i]);
+    if (left) fold_dense_to(acc, x, acc, n, op, id);
+    else fold_dense_to(acc, acc, x, n, op, id);
 }
 
 // out = d ⊗ s for a dense array d[0, dim) (an element equal to the identity
@@ -275,9 +375,14 @@ std::size_t merge_dense_sparse(const T* __restrict d, std::size_t dim, const IS*
 }
 
 // The non-identity elements of x[0, n) as entries; returns their number.
+// Writes nothing past the entries it returns: the branch-free loop stores
+// every element at the next free slot, so it stops at the last entry (a
+// trailing identity would otherwise land one slot past the end, i.e. in
+// front of the values of a message sized for exactly these entries).
 template <class IO, class T>
 std::size_t gather_entries(const T* x, std::size_t n, IO* oi, T* ov, const T& id) noexcept
 {
+    while (n > 0 && same_value(x[n - 1], id)) --n;
     std::size_t m = 0;
     for (std::size_t i = 0; i < n; ++i) {
         oi[m] = static_cast<IO>(i);

@@ -128,11 +128,22 @@ public:
     // Encodes n dense values, skipping identity stretches a block at a time.
     void put_dense(const T* p, std::size_t n);
 
+    // a ⊗ b of one element: op where both are present, else the present
+    // one bit for bit (op(identity, x) may differ from x: -0.0, NaNs).
+    template <class Op>
+    T fold(T a, T b, const Op& op) const
+    {
+        if (same_value(a, id_)) return b;
+        if (same_value(b, id_)) return a;
+        return static_cast<T>(op(a, b));
+    }
+
     // Bulk path of the fused kernels: when no identity is pending, writes
     // op(a[k], b[k]) for k < chunk straight into the output in one
-    // branch-free pass and keeps them if none is an identity or a marker and
-    // (with check_a) no a[k] is a marker; returns false, having kept
-    // nothing, otherwise. Needs room for chunk more words.
+    // branch-free pass and keeps them if none of a[k], b[k] and the result
+    // is an identity or a marker (a[k] checked for markers with check_a);
+    // returns false, having kept nothing, otherwise. Needs room for chunk
+    // more words.
     static constexpr std::size_t chunk = 256;
     template <class Op>
     bool try_put_chunk(const T* a, const T* b, const Op& op, bool check_a)
@@ -147,7 +158,9 @@ public:
             const T v = static_cast<T>(op(a[k], b[k]));
             o[k] = v;
             const B x = std::bit_cast<B>(v) ^ idb;
-            special |= (B(1) - ((x | (B(0) - x)) >> top)) | marker_flag(v) | (check_a ? marker_flag(a[k]) : B(0));
+            const B xa = std::bit_cast<B>(a[k]) ^ idb, xb = std::bit_cast<B>(b[k]) ^ idb;
+            special |= (B(1) - ((x | (B(0) - x)) >> top)) | (B(1) - ((xa | (B(0) - xa)) >> top)) |
+                       (B(1) - ((xb | (B(0) - xb)) >> top)) | marker_flag(v) | (check_a ? marker_flag(a[k]) : B(0));
         }
         if (special != 0) return false;
         out_ += chunk;
@@ -166,7 +179,7 @@ public:
                 continue;
             }
             const std::size_t end = std::min(n, i + chunk);
-            for (; i < end; ++i) put(static_cast<T>(op(a[i], b[i])));
+            for (; i < end; ++i) put(fold(a[i], b[i], op));
         }
     }
 

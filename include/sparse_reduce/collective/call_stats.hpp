@@ -1,0 +1,201 @@
+#pragma once
+// What the ranks of a reduce agree on before choosing a tree: each rank's
+// entries counted per block, the small statistics allreduce's contribution
+// (entries, dimension, dense input, where the entries fall) and the call as
+// selection sees it from the sums; and what must be the same on every rank
+// (the root and the policy), checked in that same allreduce.
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <type_traits>
+#include <vector>
+
+#include "../detail/value_equal.hpp"
+#include "../error.hpp"
+#include "../model/merged_size.hpp"
+#include "../policy.hpp"
+#include "../repr/representation.hpp"
+#include "../select/sreduce.hpp"
+#include "../select/tuning.hpp"
+
+namespace sparse_reduce::detail {
+
+// Entries per block of `grain` elements: the windows' counts (the node's
+// choice of accumulator), and automatic's entry count and histogram, in one pass.
+template <class T>
+std::vector<std::uint32_t> block_entries(const auto& in, std::size_t dimension, std::size_t grain, const T& id)
+{
+    using R = repr_traits<std::remove_cvref_t<decltype(in)>>;
+    std::vector<std::uint32_t> counts((dimension + grain - 1) / grain, 0);
+    if constexpr (R::kind == repr_kind::dense) {
+        const auto d = R::read(in);
+        for (std::size_t k = 0; k < counts.size(); ++k) {
+            const std::size_t lo = k * grain, hi = std::min(dimension, lo + grain);
+            std::uint32_t n = 0;
+            for (std::size_t i = lo; i < hi; ++i) n += !same_value(d[i], id);
+            counts[k] = n;
+        }
+    } else if constexpr (R::kind == repr_kind::index_value) {
+        for (const auto i : R::indices(in))
+            if (static_cast<std::size_t>(i) < dimension) ++counts[static_cast<std::size_t>(i) / grain];
+    } else {
+        rle::cursor<T> c(in.words().data(), in.words().size(), in.size());
+        while (c.next())
+            if (c.run == 0 && c.pos < dimension) ++counts[c.pos / grain];
+    }
+    return counts;
+}
+
+// ---- what the ranks agree on before choosing a tree ----
+
+inline constexpr std::size_t stats_grain = 1024;  // elements per counted block
+inline constexpr std::size_t stats_buckets = 64;  // histogram of where entries fall
+
+template <class P>
+bool needs_call_stats(const P& p)
+{
+    if constexpr (std::is_same_v<P, policy::automatic>) return true; // also when hinted: the ranks must agree on C
+    else if constexpr (std::is_same_v<P, policy::k_ary>) return p.k <= 0;
+    else return false;
+}
+
+// Whether this call needs the small allreduce: not when every rank is known
+// to have the same dimension and automatic's choice cannot depend on the
+// counts (the caller hinted S and D, or the vector is below T_u^c, where
+// Sreduce takes the binomial tree whatever the data).
+template <class P>
+bool stats_needed(const P& p, std::size_t dimension, std::size_t value_bytes, bool dimensions_agree)
+{
+    if (!needs_call_stats(p)) return false;
+    if constexpr (std::is_same_v<P, policy::automatic>) {
+        if (!dimensions_agree) return true;
+        if (p.sparsity && p.distribution) return false;
+        const tuning& t = p.tuned ? *p.tuned : current_tuning(p.tuning_file);
+        return static_cast<double>(dimension) * static_cast<double>(value_bytes) >= t.limits.small_bytes;
+    }
+    return true;
+}
+
+// The modelled time of that allreduce (recursive doubling of its 536 bytes).
+inline double stats_allreduce_time(int ranks, const cost_model& m)
+{
+    int rounds = 0;
+    while ((1 << rounds) < ranks) ++rounds;
+    return rounds * (m.alpha + m.beta * 8 * (3 + stats_buckets));
+}
+
+// One rank's contribution: entries, dimension, dense input, histogram.
+inline std::vector<double> local_stats(double entries, std::size_t dimension, bool dense_input,
+                                       std::span<const std::uint32_t> blocks, std::size_t grain)
+{
+    std::vector<double> v(3 + stats_buckets, 0);
+    v[0] = entries;
+    v[1] = static_cast<double>(dimension);
+    v[2] = dense_input;
+    if (dimension)
+        for (std::size_t b = 0; b < blocks.size(); ++b)
+            if (blocks[b]) v[3 + std::min(stats_buckets - 1, b * grain * stats_buckets / dimension)] += blocks[b];
+    return v;
+}
+
+// A rank's local statistics for a call. When selection needs the entries
+// (count), they are counted once per block of stats_grain elements; the
+// blocks are kept, since the windows' counts are sums of them.
+struct local_counts {
+    std::vector<std::uint32_t> blocks;
+    std::vector<double> stats;
+};
+template <class T, representation In>
+local_counts count_locally(const In& in, std::size_t dimension, const T& id, bool count)
+{
+    using R = repr_traits<std::remove_cvref_t<In>>;
+    local_counts lc;
+    double entries = static_cast<double>(stored_entries(in));
+    if constexpr (R::kind == repr_kind::index_value) {
+        // O(entries), not O(dimension): the histogram straight from the
+        // indices (the windows' counts, if wanted, come from make_own_input).
+        lc.stats = local_stats(entries, dimension, false, {}, 1);
+        if (count && dimension)
+            for (const auto i : R::indices(in))
+                if (static_cast<std::size_t>(i) < dimension)
+                    lc.stats[3 + std::min(stats_buckets - 1, static_cast<std::size_t>(static_cast<double>(i) * stats_buckets /
+                                                                                        static_cast<double>(dimension)))] += 1;
+        return lc;
+    }
+    if (count) {
+        lc.blocks = block_entries<T>(in, dimension, stats_grain, id);
+        entries = 0;
+        for (auto b : lc.blocks) entries += b;
+    }
+    lc.stats = local_stats(entries, dimension, repr_traits<std::remove_cvref_t<In>>::kind == repr_kind::dense,
+                           lc.blocks, stats_grain);
+    return lc;
+}
+
+// What the ranks must agree on, in automatic's statistics allreduce (issue 14
+// row 12): the root and the policy, each as x and x^2; summed over P ranks,
+// P * sum(x^2) == sum(x)^2 exactly when every rank passed the same x (x
+// below 2^20, so the sums stay exact in a double up to 8192 ranks).
+template <class P>
+double policy_fingerprint(const P& p)
+{
+    std::uint64_t h = 1469598103934665603ull; // FNV-1a over the fields that shape the schedule
+    const auto mix = [&](const void* data, std::size_t n) {
+        const auto* b = static_cast<const unsigned char*>(data);
+        for (std::size_t k = 0; k < n; ++k) h = (h ^ b[k]) * 1099511628211ull;
+    };
+    const auto mix_value = [&](auto v) { mix(&v, sizeof v); };
+    mix_value(static_cast<int>(p.wire));
+    mix_value(static_cast<std::uint64_t>(p.segment_bytes));
+    if constexpr (std::is_same_v<P, policy::automatic>) {
+        mix_value(p.sparsity ? *p.sparsity : -1.0);
+        mix_value(p.distribution ? static_cast<int>(*p.distribution) : -1);
+        mix_value(p.remeasure_every);
+        // not the tuning's source: a file path may name a per-node copy
+    } else if constexpr (requires { p.k; }) {
+        mix_value(p.k);
+    }
+    return static_cast<double>(h & 0xfffff);
+}
+inline void append_agreement(std::vector<double>& v, int root, double fingerprint)
+{
+    v.insert(v.end(), {static_cast<double>(root), static_cast<double>(root) * root, fingerprint, fingerprint * fingerprint});
+}
+// Checks and removes the four sums append_agreement added: every rank throws, or none.
+inline void check_agreement(std::vector<double>& sum, int ranks)
+{
+    const double* a = sum.data() + sum.size() - 4;
+    const auto same = [&](double s, double s2) { return static_cast<double>(ranks) * s2 == s * s; };
+    const bool roots = same(a[0], a[1]), policies = same(a[2], a[3]);
+    sum.resize(sum.size() - 4);
+    if (!roots) fail("the ranks passed different roots to reduce (the root must be the same on every rank)");
+    if (!policies) fail("the ranks passed different policies to reduce (the policy must be the same on every rank)");
+}
+
+// Zipf when the lowest 1/64 of the index space holds more than four times
+// its share of the entries (supports crowd the low indices).
+inline merge_model estimate_distribution(std::span<const double> histogram)
+{
+    double total = 0;
+    for (double h : histogram) total += h;
+    return total > 0 && histogram.front() > 4 * total / static_cast<double>(histogram.size()) ? merge_model::zipf
+                                                                                              : merge_model::uniform;
+}
+
+// The call as selection sees it, from the summed local_stats of all ranks.
+inline call_stats agreed_stats(std::span<const double> sum, int ranks, std::size_t value_bytes, bool dense_output)
+{
+    call_stats c;
+    c.ranks = ranks;
+    c.value_bytes = value_bytes;
+    c.entries = sum[0] / ranks;
+    c.dimension = static_cast<std::size_t>(sum[1] / ranks + 0.5);
+    c.dense_input = 2 * sum[2] >= ranks;
+    c.dense_output = dense_output;
+    c.distribution = estimate_distribution(sum.subspan(3));
+    return c;
+}
+
+} // namespace sparse_reduce::detail
