@@ -12,6 +12,7 @@
 //   row 8   histogram_sort with std::greater<> is balanced
 //   row 10  an intercommunicator is refused by allreduce, reduce_scatter and the sort
 //   row 11  error texts carry the "sparse_reduce: " prefix once
+//   row 12  roots or policies differing between ranks fail on every rank under automatic
 // Every fault runs through inject_fault (fault_injection.hpp): which ranks
 // throw, with what text, then a good call on the same communicator checked
 // against the serial fold, so a call that left a message or a rank behind

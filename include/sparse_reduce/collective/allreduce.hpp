@@ -447,7 +447,7 @@ void fold_into_dense(const parsed_partial<T>& b, std::vector<T>& acc, std::size_
         wire::visit_block(v, id, [&](auto r) {
             for (; !r.done(); r.next()) {
                 T& x = a[r.index()];
-                x = theirs_left ? fold_values(r.value(), x, op, id) : fold_values(x, r.value(), op, id);
+                x = fold_onto(x, r.value(), theirs_left, op, id); // a block's entries are never the identity
             }
         });
     }

@@ -441,7 +441,7 @@ private:
                     for (; !r.done(); r.next()) {
                         ++sparse_work_;
                         T& a = acc[r.index()];
-                        a = left ? fold_values(r.value(), a, op_, id_) : fold_values(a, r.value(), op_, id_);
+                        a = fold_onto(a, r.value(), left, op_, id_); // a block's entries are never the identity
                     }
                 }
             });
