@@ -38,7 +38,7 @@ for d in 0.001 0.01 0.1 1; do
 done
 for e in 10 14 18; do
     for d in 0.001 0.01 0.1 1; do
-        run "$out/p2_grid.csv" 2 --dim $((1 << e)) --density $d --quick --reps 50
+        run "$out/p2_grid.csv" 2 --dim $((1 << e)) --density $d --quick --reps $((e < 18 ? 300 : 100))
     done
 done
 run_oversubscribed "$out"
