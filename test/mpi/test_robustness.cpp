@@ -317,49 +317,45 @@ void corrupt(sr::rle_vector<double>& in, int kind)
 
 } // namespace
 
-// Row 1: a bad Eigen input on the last rank, whole-message (default wire)
-// and windowed (other wires); the root and that rank throw, the others return.
-BOOST_AUTO_TEST_CASE(reduce_input_with_a_bad_index_fails_then_the_next_reduce_works)
+// Row 1 for one kind of vector V: its input made bad on the last rank in
+// each of corrupt()'s four ways, under every policy with the default wire
+// and with the others, two roots; the root and that rank throw (naming it,
+// and saying `needle` when given), the others return, the next reduce works.
+template <class V, class Make>
+void bad_input_on_the_last_rank(const char* name, Make make_input, const std::string& needle = {})
 {
     auto& comm = world();
     const int bad = comm.size() - 1;
+    std::vector<std::string> needles = {"rank " + std::to_string(bad)};
+    if (!needle.empty()) needles.push_back(needle);
     for (const std::span<const reduce_policy_v> set : {std::span<const reduce_policy_v>(reduce_policies),
                                                        std::span<const reduce_policy_v>(windowed_policies)})
         for (const auto& pol : set)
             for (int root : {0, comm.size() / 2})
                 for (int kind = 0; kind < 4; ++kind) {
-                    auto in = fault_eigen_input_of(comm.rank());
+                    V in = make_input(comm.rank());
                     if (comm.rank() == bad) corrupt(in, kind);
-                    Eigen::SparseVector<double> out;
+                    V out;
+                    const std::string what = std::string(name) + (set.data() == reduce_policies ? "" : ", other wires");
                     BOOST_TEST(inject_fault(
-                        {.context = ctx(set.data() == reduce_policies ? "eigen" : "eigen, windowed", pol, root, kind),
-                         .who = reduce_throwers(root, bad),
-                         .needles = {"rank " + std::to_string(bad)}},
+                        {.context = ctx(what.c_str(), pol, root, kind), .who = reduce_throwers(root, bad), .needles = needles},
                         [&] { std::visit([&](const auto& p) { sr::reduce(comm, in, out, std::plus<>{}, root, p); }, pol); },
                         [&] { return good_reduce_after(pol, root); }));
                 }
 }
 
+// Row 1: a bad Eigen input on the last rank, whole-message (default wire)
+// and windowed (other wires).
+BOOST_AUTO_TEST_CASE(reduce_input_with_a_bad_index_fails_then_the_next_reduce_works)
+{
+    bad_input_on_the_last_rank<Eigen::SparseVector<double>>("eigen", fault_eigen_input_of);
+}
+
 // Row 1: a malformed rle_vector on the last rank (always windowed).
 BOOST_AUTO_TEST_CASE(reduce_with_a_malformed_rle_input_fails_then_the_next_reduce_works)
 {
-    auto& comm = world();
-    const int bad = comm.size() - 1;
-    for (const std::span<const reduce_policy_v> set : {std::span<const reduce_policy_v>(reduce_policies),
-                                                       std::span<const reduce_policy_v>(windowed_policies)})
-        for (const auto& pol : set)
-            for (int root : {0, comm.size() / 2})
-                for (int kind = 0; kind < 4; ++kind) {
-                    auto in = sr::rle_vector<double>::encode(input_of(comm.rank()));
-                    if (comm.rank() == bad) corrupt(in, kind);
-                    sr::rle_vector<double> out;
-                    BOOST_TEST(inject_fault(
-                        {.context = ctx(set.data() == reduce_policies ? "rle" : "rle, other wires", pol, root, kind),
-                         .who = reduce_throwers(root, bad),
-                         .needles = {"rank " + std::to_string(bad), "malformed RLE buffer"}},
-                        [&] { std::visit([&](const auto& p) { sr::reduce(comm, in, out, std::plus<>{}, root, p); }, pol); },
-                        [&] { return good_reduce_after(pol, root); }));
-                }
+    bad_input_on_the_last_rank<sr::rle_vector<double>>(
+        "rle", [](int r) { return sr::rle_vector<double>::encode(input_of(r)); }, "malformed RLE buffer");
 }
 
 // Row 2: an output of the wrong size at the root; only the root throws.

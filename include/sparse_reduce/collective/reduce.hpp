@@ -196,16 +196,7 @@ public:
             // Once per plan, together: is the tuning readable everywhere (a
             // rank that cannot read it must not leave the others waiting),
             // and do the ranks agree on C (then calls may skip the allreduce)?
-            std::string tuning_error;
-            try {
-                if constexpr (std::is_same_v<Policy, policy::automatic>) {
-                    if (!policy_.tuned) current_tuning(policy_.tuning_file);
-                } else {
-                    current_tuning();
-                }
-            } catch (...) {
-                tuning_error = detail::current_exception_text();
-            }
+            const std::string tuning_error = tuning_read_error();
             const long long mine[3] = {static_cast<long long>(dimension), -static_cast<long long>(dimension),
                                        tuning_error.empty() ? 0 : 1};
             long long all[3];
@@ -387,6 +378,22 @@ private:
         return rep;
     }
 
+    // Empty when this rank can read the tuning the policy uses, else why not
+    // (the caller agrees on it with the other ranks before anyone throws).
+    std::string tuning_read_error() const
+    {
+        try {
+            if constexpr (std::is_same_v<Policy, policy::automatic>) {
+                if (!policy_.tuned) current_tuning(policy_.tuning_file);
+            } else {
+                current_tuning();
+            }
+        } catch (...) {
+            return detail::current_exception_text();
+        }
+        return {};
+    }
+
     report_text describe_once(const schedule& s, bool whole)
     {
         if (memo_->described != &s || memo_->described_whole != whole || !memo_->description) {
@@ -428,15 +435,7 @@ private:
             std::vector<double> mine = local;
             detail::append_agreement(mine, root_, detail::policy_fingerprint(policy_));
             if (one_shot_) {
-                try {
-                    if constexpr (std::is_same_v<Policy, policy::automatic>) {
-                        if (!policy_.tuned) current_tuning(policy_.tuning_file);
-                    } else {
-                        current_tuning();
-                    }
-                } catch (...) {
-                    tuning_error = detail::current_exception_text();
-                }
+                tuning_error = tuning_read_error();
                 mine.push_back(tuning_error.empty() ? 0 : 1);
             }
             agreed.resize(mine.size());

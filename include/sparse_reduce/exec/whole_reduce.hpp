@@ -432,6 +432,9 @@ private:
             if constexpr (R::kind == repr_kind::dense) {
                 const auto o = R::output(*out_, dim_);
                 std::copy(acc_.dense, acc_.dense + dim_, o.data());
+            } else if constexpr (R::kind == repr_kind::index_value) { // one pass, straight into the output
+                const auto slots = R::begin_output(*out_, dim_, dim_);
+                R::commit_output(*out_, gather_entries(acc_.dense, dim_, slots.index, slots.value, id_));
             } else {
                 std::size_t n = 0;
                 for (std::size_t i = 0; i < dim_; ++i) n += !same_value(acc_.dense[i], id_);
