@@ -105,10 +105,43 @@ BOOST_AUTO_TEST_CASE(one_shot_calls_allocate_nothing_in_steady_state)
     }
 }
 
-// automatic plans with sparse vectors: statistics only on the calls that
-// measure (every 64th), nothing allocated between. (The windowed path, used
-// by the dense drop-in and explicit wires, still builds its nodes per call:
-// 13 to 28 small allocations; issue 15 rebuilds that executor.)
+// The windowed executor (dense vectors, explicit wire formats, two trees):
+// its nodes' bookkeeping comes from the plan's arena, its result staging
+// from the plan's buffers, so repeated calls allocate nothing either.
+BOOST_AUTO_TEST_CASE(windowed_plan_calls_allocate_nothing_in_steady_state)
+{
+    auto& comm = world();
+    const int last = comm.size() - 1;
+    const auto in = input_of(comm.rank());
+    std::vector<double> dense_in(dim, 0.0), dense_out;
+    for (Eigen::SparseVector<double>::InnerIterator it(in); it; ++it) dense_in[static_cast<std::size_t>(it.index())] = it.value();
+    Eigen::SparseVector<double> out;
+
+    auto two_tree = sr::make_plan(comm, last, dim, sr::policy::two_tree{.segment_bytes = 16384});
+    const std::size_t a = allocations_of([&] { two_tree.reduce(in, out, std::plus<>{}); });
+    BOOST_TEST(a == 0u, "two_tree plan, sparse in and out: " << a << " allocations in 20 calls");
+    BOOST_TEST(all_ok(comm.rank() != last || matches_serial(out, comm.size())));
+
+    auto chain = sr::make_plan(comm, 0, dim, sr::policy::chain{.wire = sr::wire::index_value, .segment_bytes = 8192});
+    const std::size_t b = allocations_of([&] { chain.reduce(in, out, std::plus<>{}); });
+    BOOST_TEST(b == 0u, "chain plan, index_value wire: " << b << " allocations in 20 calls");
+    BOOST_TEST(all_ok(comm.rank() != 0 || matches_serial(out, comm.size())));
+
+    dense_out.assign(dim, 0.0);
+    auto binomial = sr::make_plan(comm, 0, dim, sr::policy::binomial{});
+    const std::size_t c = allocations_of(
+        [&] { binomial.reduce(std::span<const double>(dense_in), std::span<double>(dense_out), std::plus<>{}); });
+    BOOST_TEST(c == 0u, "binomial plan, dense in and out: " << c << " allocations in 20 calls");
+    if (comm.rank() == 0) {
+        Eigen::SparseVector<double> as_sparse(static_cast<Eigen::Index>(dim));
+        for (std::size_t i = 0; i < dim; ++i)
+            if (dense_out[i] != 0) as_sparse.insertBack(static_cast<Eigen::Index>(i)) = dense_out[i];
+        BOOST_TEST(matches_serial(as_sparse, comm.size()));
+    }
+}
+
+// automatic plans: statistics only on the calls that measure (every 64th),
+// nothing allocated between.
 BOOST_AUTO_TEST_CASE(automatic_plan_calls_allocate_nothing_between_measurements)
 {
     auto& comm = world();
@@ -117,5 +150,10 @@ BOOST_AUTO_TEST_CASE(automatic_plan_calls_allocate_nothing_between_measurements)
     auto automatic = sr::make_plan(comm, 0, dim, sr::policy::automatic{});
     const std::size_t a = allocations_of([&] { automatic.reduce(in, out, std::plus<>{}); });
     BOOST_TEST(a == 0u, "automatic plan: " << a << " allocations in 20 calls");
+    BOOST_TEST(all_ok(comm.rank() != 0 || matches_serial(out, comm.size())));
+    // the windowed executor (an explicit wire) under automatic's selection
+    auto windowed = sr::make_plan(comm, 0, dim, sr::policy::automatic{.wire = sr::wire::index_value});
+    const std::size_t b = allocations_of([&] { windowed.reduce(in, out, std::plus<>{}); });
+    BOOST_TEST(b == 0u, "automatic plan, index_value wire: " << b << " allocations in 20 calls");
     BOOST_TEST(all_ok(comm.rank() != 0 || matches_serial(out, comm.size())));
 }

@@ -22,13 +22,14 @@
 
 namespace sparse_reduce::detail {
 
-// Entries per block of `grain` elements: the windows' counts (the node's
-// choice of accumulator), and automatic's entry count and histogram, in one pass.
-template <class T>
-std::vector<std::uint32_t> block_entries(const auto& in, std::size_t dimension, std::size_t grain, const T& id)
+// Entries per block of `grain` elements, into counts (a vector of
+// uint32_t): the windows' counts (the node's choice of accumulator), and
+// automatic's entry count and histogram, in one pass.
+template <class T, class Counts>
+void block_entries(Counts& counts, const auto& in, std::size_t dimension, std::size_t grain, const T& id)
 {
     using R = repr_traits<std::remove_cvref_t<decltype(in)>>;
-    std::vector<std::uint32_t> counts((dimension + grain - 1) / grain, 0);
+    counts.assign((dimension + grain - 1) / grain, 0);
     if constexpr (R::kind == repr_kind::dense) {
         const auto d = R::read(in);
         for (std::size_t k = 0; k < counts.size(); ++k) {
@@ -45,7 +46,6 @@ std::vector<std::uint32_t> block_entries(const auto& in, std::size_t dimension, 
         while (c.next())
             if (c.run == 0 && c.pos < dimension) ++counts[c.pos / grain];
     }
-    return counts;
 }
 
 // ---- what the ranks agree on before choosing a tree ----
@@ -125,7 +125,7 @@ local_counts count_locally(const In& in, std::size_t dimension, const T& id, boo
         return lc;
     }
     if (count) {
-        lc.blocks = block_entries<T>(in, dimension, stats_grain, id);
+        block_entries<T>(lc.blocks, in, dimension, stats_grain, id);
         entries = 0;
         for (auto b : lc.blocks) entries += b;
     }

@@ -34,6 +34,7 @@
 
 #include "../error.hpp"
 #include "../exec/mpi_executor.hpp"
+#include "../exec/call_arena.hpp"
 #include "../exec/rank_program.hpp"
 #include "../exec/whole_reduce.hpp"
 #include "../exec/reduce_node.hpp"
@@ -91,9 +92,9 @@ inline stream_config make_stream_config(const schedule& s)
 
 // How a rank reads its own vector: the dense array when there is one, a
 // reader over its entries, and its entries per window (summed from finer
-// blocks counted already, when they divide the window).
-template <representation In, class T>
-auto make_own_input(const In& in, const stream_config& cfg, const T& id, bool count_windows,
+// blocks counted already, when they divide the window), kept in `counts`.
+template <representation In, class T, class Counts>
+auto make_own_input(const In& in, const stream_config& cfg, const T& id, bool count_windows, Counts& counts,
                     std::span<const std::uint32_t> blocks = {}, std::size_t grain = 0)
 {
     using R = repr_traits<std::remove_cvref_t<In>>;
@@ -101,12 +102,13 @@ auto make_own_input(const In& in, const stream_config& cfg, const T& id, bool co
     if constexpr (R::kind == repr_kind::dense) own.dense = R::read(in).data();
     if (!count_windows) return own;
     if (grain && cfg.window % grain == 0 && !blocks.empty()) {
-        own.window_entries.assign(cfg.windows(), 0);
+        counts.assign(cfg.windows(), 0);
         for (std::size_t b = 0; b < blocks.size(); ++b) // empty blocks skipped: a sparse call has mostly those
-            if (blocks[b]) own.window_entries[b * grain / cfg.window] += blocks[b];
+            if (blocks[b]) counts[b * grain / cfg.window] += blocks[b];
     } else {
-        own.window_entries = block_entries<T>(in, cfg.dimension, cfg.window, id);
+        block_entries<T>(counts, in, cfg.dimension, cfg.window, id);
     }
+    own.window_entries = counts;
     return own;
 }
 
@@ -170,6 +172,7 @@ struct plan_memory {
     selection_memo memo;
     node_buffers whole;
     std::vector<node_buffers> pools;
+    call_arena arena;
 };
 
 // One-shot calls keep their selection on the communicator, per policy type,
@@ -221,6 +224,7 @@ public:
         memo_ = &m.memo;
         whole_ = &state_->whole;
         pools_ = &state_->pools;
+        arena_ = &state_->arena;
         one_shot_ = true;
     }
 
@@ -268,23 +272,30 @@ public:
 
         const T id = identity<T>(op);
         const bool count = detail::stats_needed(policy_, dimension_, sizeof(T), dimensions_agree_) && local_ok;
-        // The count is the one walk that checks an RLE input: a malformed one
-        // fails here, and the call goes on into the exchange (this rank's
-        // statistics count nothing) to carry the failure up the tree.
+        // Counted only on the calls that measure (resolve calls this). The
+        // count, or else the window counts below, is the walk that checks an
+        // RLE input: a malformed one fails there, and the call goes on into
+        // the exchange (this rank's statistics count nothing) to carry the
+        // failure up the tree.
         detail::local_counts counts;
-        try {
-            counts = detail::count_locally(in, dimension_, id, count);
-        } catch (...) {
-            local_failure = detail::unprefixed(detail::current_exception_text());
-            counts = {{}, detail::local_stats(0, dimension_, false, {}, 1)};
-        }
-        const schedule& sched =
-            resolve(commutative, sizeof(T), [&]() -> const std::vector<double>& { return counts.stats; },
-                    RO::kind == repr_kind::dense);
+        const schedule& sched = resolve(
+            commutative, sizeof(T),
+            [&]() -> const std::vector<double>& {
+                try {
+                    counts = detail::count_locally(in, dimension_, id, count);
+                } catch (...) {
+                    local_failure = detail::unprefixed(detail::current_exception_text());
+                    counts = {{}, detail::local_stats(0, dimension_, false, {}, 1)};
+                }
+                return counts.stats;
+            },
+            RO::kind == repr_kind::dense);
         const detail::stream_config cfg = detail::make_stream_config(sched);
 
         using reader_t = decltype(detail::make_reader(in, id));
         using own_t = detail::own_input<T, reader_t>;
+        detail::call_arena::lease lease(*arena_); // everything below: no heap in steady state
+        std::pmr::vector<std::uint32_t> window_counts(lease.resource());
         std::optional<own_t> own;
         const bool destination = me == root_;
         T* dense_out = nullptr;
@@ -292,7 +303,7 @@ public:
         // the call on every rank that must know, with nothing left queued.
         if (local_failure.empty()) {
             try {
-                own.emplace(detail::make_own_input(in, cfg, id, true, counts.blocks, detail::stats_grain));
+                own.emplace(detail::make_own_input(in, cfg, id, true, window_counts, counts.blocks, detail::stats_grain));
                 if constexpr (RO::kind == repr_kind::dense)
                     if (destination) dense_out = RO::output(out, dimension_).data();
             } catch (...) {
@@ -300,8 +311,9 @@ public:
             }
         }
         if (!local_failure.empty()) own.emplace(own_t{nullptr, detail::empty_reader<reader_t>(id), {}});
-        detail::rank_program<T, Op, reader_t> program(sched.trees, me, cfg, op, *own, dense_out, *pools_, local_failure);
-        detail::run_nodes(private_, program.bindings());
+        detail::rank_program<T, Op, reader_t> program(sched.trees, me, cfg, op, *own, dense_out, *pools_, local_failure,
+                                                      lease.resource());
+        detail::run_nodes(private_, program.bindings(), lease.resource());
 
         report rep;
         rep.algorithm = describe_once(sched, false);
@@ -328,6 +340,7 @@ private:
             memo_ = &memory_->memo;
             whole_ = &memory_->whole;
             pools_ = &memory_->pools;
+            arena_ = &memory_->arena;
         }
     }
 
@@ -421,6 +434,14 @@ private:
                 return cached->second;
             calls = 0;
         }
+        if constexpr (!std::is_same_v<Policy, policy::optimal_binary>) {
+            // No allreduce: the choice depends only on the values' size and
+            // the output's kind, so a cached schedule for them stands.
+            if (!detail::stats_needed(policy_, dimension_, value_bytes, dimensions_agree_) && cached &&
+                cached->first.size() == 2 && cached->first[0] == static_cast<double>(value_bytes) &&
+                cached->first[1] == static_cast<double>(dense_output))
+                return cached->second;
+        }
         const std::vector<double> local = stats_of();
         std::vector<double> nnz, agreed;
         bool reduced = false; // agreed starts with the summed local statistics
@@ -500,7 +521,8 @@ private:
     std::shared_ptr<detail::plan_memory> memory_; // a plan's own; none for one-shot calls
     detail::selection_memo* memo_ = nullptr;
     detail::node_buffers* whole_ = nullptr;
-    std::vector<detail::node_buffers>* pools_ = nullptr; // per tree: its node, and its forward receiver
+    std::vector<detail::node_buffers>* pools_ = nullptr; // per tree: its node, its forward receiver, its result
+    detail::call_arena* arena_ = nullptr;
 };
 
 template <reduce_policy Policy = policy::automatic>

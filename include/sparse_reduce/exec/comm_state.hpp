@@ -18,6 +18,7 @@
 
 #include "../detail/communicator.hpp"
 #include "../error.hpp"
+#include "call_arena.hpp"
 #include "node_buffers.hpp"
 
 namespace sparse_reduce::detail {
@@ -29,7 +30,8 @@ inline constexpr std::size_t max_piece_bytes = std::size_t{1} << 30;
 struct comm_state {
     MPI_Comm dup = MPI_COMM_NULL;
     node_buffers whole;                // the whole-message reduce (exec/whole_reduce.hpp)
-    std::vector<node_buffers> pools;   // the windowed reduce: two per tree
+    std::vector<node_buffers> pools;   // the windowed reduce: three per tree (exec/rank_program.hpp)
+    call_arena arena;                  // the windowed reduce's bookkeeping
     std::map<std::type_index, std::shared_ptr<void>> memos;
 
     // The memo of type M (created empty on first use).

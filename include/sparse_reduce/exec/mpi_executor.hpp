@@ -8,6 +8,8 @@
 // together, so neither waits on the other.
 
 #include <cstddef>
+#include <memory_resource>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -30,17 +32,19 @@ struct node_binding {
     int recv_tag; // the tag of the streams it receives
 };
 
+// mem: the request arrays (the call's arena, exec/call_arena.hpp).
 template <class Node>
-void run_nodes(MPI_Comm comm, std::vector<node_binding<Node>> nodes)
+void run_nodes(MPI_Comm comm, std::span<node_binding<Node>> nodes,
+               std::pmr::memory_resource* mem = std::pmr::get_default_resource())
 {
     // Request slots: per node, one per child, then two for its send buffers.
-    std::vector<std::size_t> base(nodes.size());
+    std::pmr::vector<std::size_t> base(nodes.size(), mem);
     std::size_t slots = 0;
     for (std::size_t k = 0; k < nodes.size(); ++k) {
         base[k] = slots;
         slots += nodes[k].node->child_count() + 2;
     }
-    std::vector<MPI_Request> req(slots, MPI_REQUEST_NULL);
+    std::pmr::vector<MPI_Request> req(slots, MPI_REQUEST_NULL, mem);
     for (;;) {
         bool all_done = true;
         for (std::size_t k = 0; k < nodes.size(); ++k) {

@@ -6,7 +6,9 @@
 // move the messages.
 
 #include <cstddef>
+#include <memory_resource>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -23,15 +25,22 @@ public:
     using node_t = reduce_node<T, Op, Reader>;
 
     // dense_out: the root's dense output (nullptr when the output is sparse
-    // or this rank is not the root); pools: 2 per tree, kept by the caller.
+    // or this rank is not the root); pools: 3 per tree (its node, its forward
+    // receiver, its result staging), kept by the caller; mem: the call's
+    // bookkeeping (exec/call_arena.hpp). The trees must outlive the program.
     rank_program(const std::vector<tree>& trees, int me, const stream_config& cfg, const Op& op,
                  const own_input<T, Reader>& own, T* dense_out, std::vector<node_buffers>& pools,
-                 const std::string& local_failure)
-        : owns_(trees.size(), own), results_(trees.size()), tree_nodes_(trees.size()), forward_nodes_(trees.size())
+                 const std::string& local_failure, std::pmr::memory_resource* mem = std::pmr::get_default_resource())
+        : owns_(trees.size(), own, mem), results_(trees.size(), mem), tree_nodes_(trees.size(), mem),
+          forward_nodes_(trees.size(), mem), tops_(trees.size(), mem), bindings_(mem)
     {
         const std::size_t n = trees.size();
-        if (pools.size() < 2 * n) pools.resize(2 * n);
-        for (auto& r : results_) r.dense = dense_out;
+        if (pools.size() < 3 * n) pools.resize(3 * n);
+        bindings_.reserve(2 * n);
+        for (std::size_t k = 0; k < n; ++k) {
+            results_[k].dense = dense_out;
+            results_[k].staging = &pools[3 * k + 2];
+        }
         for (std::size_t k = 0; k < n; ++k) {
             const tree& t = trees[k];
             const auto view = t.local(me);
@@ -39,14 +48,15 @@ public:
             c.window_offset = k;
             c.window_stride = n;
             const int stream = stream_tag + 2 * static_cast<int>(k), forward = forward_tag + 2 * static_cast<int>(k);
-            node_shape shape{me, {view.children.begin(), view.children.end()}, view.self_position,
-                             view.parent >= 0 || view.forwards};
-            auto& node = tree_nodes_[k].emplace(shape, c, op, &owns_[k], shape.sends ? nullptr : &results_[k], pools[2 * k]);
+            node_shape shape{me, view.children, view.self_position, view.parent >= 0 || view.forwards};
+            auto& node = tree_nodes_[k].emplace(shape, c, op, &owns_[k], shape.sends ? nullptr : &results_[k],
+                                                pools[3 * k], mem);
             if (!local_failure.empty()) node.fail_locally(local_failure);
             bindings_.push_back({&node, view.forwards ? t.destination : view.parent, view.forwards ? forward : stream, stream});
             if (view.receives_forward) {
-                auto& fwd = forward_nodes_[k].emplace(node_shape{me, {t.top}, -1, false}, c, op, nullptr, &results_[k],
-                                                      pools[2 * k + 1]);
+                tops_[k] = t.top;
+                auto& fwd = forward_nodes_[k].emplace(node_shape{me, {&tops_[k], 1}, -1, false}, c, op, nullptr,
+                                                      &results_[k], pools[3 * k + 1], mem);
                 bindings_.push_back({&fwd, -1, -1, forward});
             }
         }
@@ -54,7 +64,7 @@ public:
     rank_program(const rank_program&) = delete;
     rank_program& operator=(const rank_program&) = delete;
 
-    std::vector<node_binding<node_t>>& bindings() { return bindings_; }
+    std::span<node_binding<node_t>> bindings() { return bindings_; }
 
     std::size_t bytes_sent() const { return sum(&node_t::bytes_sent); }
     std::size_t bytes_received() const { return sum(&node_t::bytes_received); }
@@ -78,18 +88,18 @@ public:
     void write_sparse_output(Out& out, std::size_t dimension, const T& id)
     {
         std::size_t total = 0;
-        for (const auto& r : results_) total += r.indices.size();
-        std::vector<std::size_t> at(results_.size(), 0);
+        for (const auto& r : results_) total += r.size;
         write_through_sink(out, dimension, total, id, [&](auto& sink) {
             if (results_.size() == 1) { // one tree: its entries are in order already
                 const auto& r = results_.front();
-                for (std::size_t k = 0; k < r.indices.size(); ++k) sink.put(r.indices[k], r.values[k]);
+                for (std::size_t k = 0; k < r.size; ++k) sink.put(r.indices[k], r.values[k]);
                 return sink.finish();
             }
+            std::pmr::vector<std::size_t> at(results_.size(), 0, results_.get_allocator());
             for (;;) {
                 std::size_t pick = results_.size();
                 for (std::size_t k = 0; k < results_.size(); ++k)
-                    if (at[k] < results_[k].indices.size() &&
+                    if (at[k] < results_[k].size &&
                         (pick == results_.size() || results_[k].indices[at[k]] < results_[pick].indices[at[pick]]))
                         pick = k;
                 if (pick == results_.size()) break;
@@ -108,10 +118,11 @@ private:
         return s;
     }
 
-    std::vector<own_input<T, Reader>> owns_; // each tree reads its own windows
-    std::vector<root_output<T>> results_;    // one per tree: they hold alternate windows
-    std::vector<std::optional<node_t>> tree_nodes_, forward_nodes_;
-    std::vector<node_binding<node_t>> bindings_;
+    std::pmr::vector<own_input<T, Reader>> owns_; // each tree reads its own windows
+    std::pmr::vector<root_output<T>> results_;    // one per tree: they hold alternate windows
+    std::pmr::vector<std::optional<node_t>> tree_nodes_, forward_nodes_;
+    std::pmr::vector<int> tops_; // the forward receivers' one child each
+    std::pmr::vector<node_binding<node_t>> bindings_;
 };
 
 } // namespace sparse_reduce::detail

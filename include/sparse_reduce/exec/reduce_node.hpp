@@ -26,12 +26,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <exception>
+#include <memory_resource>
 #include <optional>
 #include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "../detail/fixed_fifo.hpp"
 #include "../detail/value_equal.hpp"
 #include "../error.hpp"
 #include "../kernel/entry_stream.hpp"
@@ -62,7 +64,7 @@ struct stream_config {
 
 struct node_shape {
     int rank = 0;
-    std::vector<int> children; // peers sending to this node, in fold order
+    std::span<const int> children; // peers sending to this node, in fold order (kept by the caller)
     int self_position = 0;     // where the own vector goes among them; -1: none
     bool sends = false;        // streams its result to a peer (else writes the root output)
 };
@@ -89,7 +91,7 @@ template <class T, class Reader>
 struct own_input {
     const T* dense = nullptr;
     Reader reader;
-    std::vector<std::uint32_t> window_entries; // per window, for choosing the accumulator
+    std::span<const std::uint32_t> window_entries; // per window, for choosing the accumulator (kept by the caller)
 
     // f(reader) over window [lo, lo + len), indices relative to lo. Windows
     // come in increasing order; entries of windows skipped (the other
@@ -103,12 +105,23 @@ struct own_input {
     }
 };
 
-// The root's result: the caller's dense array, or sorted entries to convert.
+// The root's result: the caller's dense array, or sorted entries to convert,
+// staged in memory kept across calls (slots 0 and 1 of `staging`).
 template <class T>
 struct root_output {
     T* dense = nullptr;
-    std::vector<std::size_t> indices;
-    std::vector<T> values;
+    node_buffers* staging = nullptr;
+    std::size_t* indices = nullptr;
+    T* values = nullptr;
+    std::size_t size = 0, capacity = 0;
+
+    void reserve(std::size_t n) // keeps the entries staged so far
+    {
+        if (n <= capacity) return;
+        capacity = std::max(2 * capacity, n);
+        indices = staging->get<std::size_t>(0, capacity);
+        values = staging->get<T>(1, capacity);
+    }
 };
 
 // Unchecked reader over scratch index/value arrays the node wrote itself.
@@ -126,10 +139,11 @@ struct scratch_reader {
 template <class T, class Op, class OwnReader>
 class reduce_node {
 public:
+    // mem: the node's bookkeeping (an arena of the call, exec/call_arena.hpp).
     reduce_node(node_shape shape, stream_config cfg, const Op& op, own_input<T, OwnReader>* own, root_output<T>* out,
-                node_buffers& pool)
-        : shape_(std::move(shape)), cfg_(cfg), op_(op), id_(identity<T>(op)), own_(own), out_(out),
-          capacity_(cfg.message_capacity<T>()), children_(shape_.children.size()), next_window_(cfg.window_offset)
+                node_buffers& pool, std::pmr::memory_resource* mem = std::pmr::get_default_resource())
+        : shape_(shape), cfg_(cfg), op_(op), id_(identity<T>(op)), own_(own), out_(out),
+          capacity_(cfg.message_capacity<T>()), children_(shape_.children.size(), mem), next_window_(cfg.window_offset)
     {
         std::size_t slot = 0;
         for (auto& c : children_) {
@@ -206,13 +220,13 @@ public:
     {
         if (ready_.empty()) return std::nullopt;
         const auto [b, n] = ready_.front();
-        ready_.erase(ready_.begin());
+        ready_.pop_front();
         in_flight_.push_back(b);
         bytes_sent_ += n;
         ++messages_sent_;
         return outgoing{b, {out_bytes(b), n}};
     }
-    void on_sent(int buffer) { std::erase(in_flight_, buffer); }
+    void on_sent(int buffer) { in_flight_.erase_value(buffer); }
 
     // ---- work --------------------------------------------------------------
     // Folds every window whose inputs have arrived; returns when blocked.
@@ -278,15 +292,12 @@ private:
         int posted = -1;
         bool post_next = false, ended = false;
         std::size_t frontier = 0;
-        std::vector<queued> queue;
+        fixed_fifo<queued, 2> queue; // a message per buffer at most
         std::byte* bytes(int b) { return buf[b]; }
         int free_buffer() const
         {
-            for (int b = 0; b < 2; ++b) {
-                bool used = posted == b;
-                for (const auto& q : queue) used |= q.buffer == b;
-                if (!used) return b;
-            }
+            for (int b = 0; b < 2; ++b)
+                if (posted != b && !queue.any_of([b](const queued& q) { return q.buffer == b; })) return b;
             return -1;
         }
     };
@@ -302,16 +313,15 @@ private:
     void release_consumed()
     {
         for (auto& ch : children_)
-            while (!ch.queue.empty() && ch.queue.front().at >= ch.queue.front().end) ch.queue.erase(ch.queue.begin());
+            while (!ch.queue.empty() && ch.queue.front().at >= ch.queue.front().end) ch.queue.pop_front();
     }
 
     // ---- output message building ----
     bool acquire_buffer()
     {
         for (int b = 0; b < 2; ++b) {
-            bool used = false;
-            for (const auto& r : ready_) used |= r.first == b;
-            for (int f : in_flight_) used |= f == b;
+            const bool used = ready_.any_of([b](const auto& r) { return r.first == b; }) ||
+                              in_flight_.any_of([b](int f) { return f == b; });
             if (!used) {
                 building_ = b;
                 building_size_ = message_header_bytes;
@@ -504,20 +514,18 @@ private:
     template <class Reader>
     void append_output(Reader r, std::size_t lo)
     {
-        std::size_t most = 0; // entries this window can add: reserve once, not per push
+        std::size_t most = 0; // entries this window can add: reserve once, not per entry
         if constexpr (requires { r.source(); }) most = r.source().size();
         else most = r.n - r.k;
-        if (out_->indices.capacity() < out_->indices.size() + most) {
-            const std::size_t want = std::max(2 * out_->indices.capacity(), out_->indices.size() + most);
-            out_->indices.reserve(want);
-            out_->values.reserve(want);
-        }
+        out_->reserve(out_->size + most);
+        std::size_t n = out_->size;
         for (; !r.done(); r.next()) {
             ++sparse_work_;
             if (same_value(static_cast<T>(r.value()), id_)) continue;
-            out_->indices.push_back(lo + r.index());
-            out_->values.push_back(r.value());
+            out_->indices[n] = lo + r.index();
+            out_->values[n++] = r.value();
         }
+        out_->size = n;
     }
 
     // ---- failure ----
@@ -547,14 +555,14 @@ private:
     own_input<T, OwnReader>* own_;
     root_output<T>* out_;
     std::size_t capacity_;
-    std::vector<child_state> children_;
+    std::pmr::vector<child_state> children_;
     std::size_t next_window_ = 0;
 
     std::byte* out_buf_[2] = {};
     int building_ = -1;
     std::size_t building_size_ = 0, sent_frontier_ = 0;
-    std::vector<std::pair<int, std::size_t>> ready_;
-    std::vector<int> in_flight_;
+    fixed_fifo<std::pair<int, std::size_t>, 2> ready_; // (buffer, bytes): two output buffers
+    fixed_fifo<int, 2> in_flight_;
     bool end_queued_ = false;
 
     T* dense_acc_ = nullptr;

@@ -135,12 +135,14 @@ simulation_result simulate_reduce(std::span<const In* const> inputs, Out& out, c
     T* dense_out = nullptr;
     if constexpr (RO::kind == repr_kind::dense) dense_out = RO::output(out, dim).data();
     std::vector<std::vector<detail::node_buffers>> pools(static_cast<std::size_t>(p));
+    std::vector<std::vector<std::uint32_t>> window_counts(static_cast<std::size_t>(p));
     std::vector<std::unique_ptr<program_t>> programs;
     for (int r = 0; r < p; ++r) {
         const In& in = *inputs[static_cast<std::size_t>(r)];
         const bool ok = dimension(in) == dim;
         programs.push_back(std::make_unique<program_t>(
-            trees, r, cfg, op, detail::make_own_input(in, cfg, id, ok, blocks[static_cast<std::size_t>(r)], detail::stats_grain),
+            trees, r, cfg, op, detail::make_own_input(in, cfg, id, ok, window_counts[static_cast<std::size_t>(r)],
+                                                      blocks[static_cast<std::size_t>(r)], detail::stats_grain),
             r == root ? dense_out : nullptr,
             pools[static_cast<std::size_t>(r)],
             ok ? std::string() : "dimension mismatch: rank " + std::to_string(r) + " has dimension " +
