@@ -50,17 +50,17 @@
 #include <boost/mpi/communicator.hpp>
 #include <mpi.h>
 
-#include "../detail/communicator.hpp"
 #include "../detail/value_equal.hpp"
 #include "../error.hpp"
-#include "../exec/mpi_executor.hpp"
 #include "../kernel/combine.hpp"
 #include "../kernel/entry_stream.hpp"
+#include "../mpi/bytes.hpp"
+#include "../mpi/communicator.hpp"
+#include "../mpi/tags.hpp"
 #include "../op/associative_op.hpp"
 #include "../op/builtin.hpp"
 #include "../repr/representation.hpp"
 #include "../report.hpp"
-#include "../sort/sort_key.hpp"
 
 namespace sparse_reduce {
 
@@ -74,9 +74,6 @@ inline std::vector<std::size_t> block_ranges(std::size_t dimension, int ranks)
 }
 
 namespace detail {
-
-inline constexpr int scatter_offset_tag = 73;
-inline constexpr int scatter_value_tag = 74;
 
 // Empty when the ranges are P + 1 non-decreasing boundaries from 0 to D, else why not.
 inline std::string check_ranges(std::span<const std::size_t> r, std::size_t dimension, int ranks)

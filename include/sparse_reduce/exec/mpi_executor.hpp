@@ -15,12 +15,10 @@
 #include <mpi.h>
 
 #include "../error.hpp"
+#include "../mpi/tags.hpp"
 #include "comm_state.hpp"
 
 namespace sparse_reduce::detail {
-
-inline constexpr int stream_tag = 1;  // child -> parent in the tree
-inline constexpr int forward_tag = 2; // top -> destination
 
 template <class Node>
 struct node_binding {

@@ -35,7 +35,16 @@
 #include <tuple>
 #include <vector>
 
-#include "../collective/reduce.hpp"
+#include "../error.hpp"
+#include "../model/cost.hpp"
+#include "../op/associative_op.hpp"
+#include "../op/builtin.hpp"
+#include "../policy.hpp"
+#include "../repr/representation.hpp"
+#include "../schedule/schedule.hpp"
+#include "../select/call_stats.hpp"
+#include "../select/resolve.hpp"
+#include "program_input.hpp"
 #include "rank_program.hpp"
 
 namespace sparse_reduce {

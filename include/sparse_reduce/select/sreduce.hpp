@@ -10,7 +10,7 @@
 //                                                    (sparse partial results
 //                                                    stay small up the tree)
 //   otherwise                                        the calibrated model
-//                                                    (model/predict.hpp)
+//                                                    (schedule/predict.hpp)
 //                                                    picks among binomial,
 //                                                    k-ary (k of seed 001),
 //                                                    binary, chain and the
@@ -33,7 +33,7 @@
 #include <vector>
 
 #include "../model/k_ary.hpp"
-#include "../model/predict.hpp"
+#include "../schedule/predict.hpp"
 #include "../policy.hpp"
 #include "../schedule/schedule.hpp"
 #include "../tree/binary.hpp"

@@ -41,9 +41,10 @@
 #include <boost/mpi/communicator.hpp>
 
 #include "../collective/reduce.hpp"
-#include "../detail/communicator.hpp"
 #include "../error.hpp"
-#include "../exec/mpi_executor.hpp"
+#include "../mpi/bytes.hpp"
+#include "../mpi/communicator.hpp"
+#include "../mpi/tags.hpp"
 #include "rebalance.hpp"
 #include "sort_key.hpp"
 

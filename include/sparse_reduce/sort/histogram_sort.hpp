@@ -21,7 +21,7 @@
 #include <boost/mpi/communicator.hpp>
 #include <mpi.h>
 
-#include "../detail/communicator.hpp"
+#include "../mpi/communicator.hpp"
 #include "find_splitters.hpp"
 #include "move_data.hpp"
 #include "rebalance.hpp"

@@ -22,9 +22,10 @@
 
 #include <boost/mpi/communicator.hpp>
 
-#include "../detail/communicator.hpp"
 #include "../detail/uninit_vector.hpp"
-#include "../exec/mpi_executor.hpp"
+#include "../mpi/bytes.hpp"
+#include "../mpi/communicator.hpp"
+#include "../mpi/tags.hpp"
 #include "sort_key.hpp"
 
 namespace sparse_reduce {

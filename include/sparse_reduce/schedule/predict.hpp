@@ -32,8 +32,8 @@
 #include <cstddef>
 #include <vector>
 
-#include "../schedule/schedule.hpp"
-#include "cost.hpp"
+#include "../model/cost.hpp"
+#include "schedule.hpp"
 
 namespace sparse_reduce {
 
