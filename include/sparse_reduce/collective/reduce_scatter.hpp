@@ -283,7 +283,7 @@ struct cut_input {
     }
     // The exchange and fold, once the ranks agree on dim and ranges.
     template <class Out, class Op>
-    void exchange(MPI_Comm pc, std::size_t dim, Out& out, const Op& op, std::span<const std::size_t> ranges, const T& id,
+    void scatter_and_fold(MPI_Comm pc, std::size_t dim, Out& out, const Op& op, std::span<const std::size_t> ranges, const T& id,
                   report& rep)
     {
         if (narrow) scatter_with(pc, dim, out, op, ranges, id, s32, rep);
@@ -325,7 +325,7 @@ std::vector<std::size_t> reduce_scatter(const boost::mpi::communicator& comm, co
     }
     detail::agree_or_throw(pc, dim, failure.empty() ? detail::hash_ranges(used) : 0, failure, "reduce_scatter");
     report ignored;
-    cut.exchange(pc, dim, out, op, used, id, ignored);
+    cut.scatter_and_fold(pc, dim, out, op, used, id, ignored);
     return used;
 }
 

@@ -13,28 +13,33 @@ namespace sparse_reduce::detail {
 
 inline constexpr std::size_t max_piece_bytes = std::size_t{1} << 30;
 
-inline void isend_bytes(const void* p, std::size_t bytes, int dest, int tag, MPI_Comm comm, std::vector<MPI_Request>& reqs)
+// f(piece, piece_bytes) for the pieces of [p, p + bytes), in order; one
+// (empty) piece when bytes is 0, so both sides still match one message.
+template <class Byte, class F>
+void for_each_piece(Byte* p, std::size_t bytes, F&& f)
 {
-    const auto* c = static_cast<const char*>(p);
     do {
         const std::size_t n = std::min(bytes, max_piece_bytes);
-        reqs.emplace_back();
-        MPI_Isend(c, static_cast<int>(n), MPI_BYTE, dest, tag, comm, &reqs.back());
-        c += n;
+        f(p, static_cast<int>(n));
+        p += n;
         bytes -= n;
     } while (bytes > 0);
 }
 
+inline void isend_bytes(const void* p, std::size_t bytes, int dest, int tag, MPI_Comm comm, std::vector<MPI_Request>& reqs)
+{
+    for_each_piece(static_cast<const char*>(p), bytes, [&](const char* c, int n) {
+        reqs.emplace_back();
+        MPI_Isend(c, n, MPI_BYTE, dest, tag, comm, &reqs.back());
+    });
+}
+
 inline void irecv_bytes(void* p, std::size_t bytes, int source, int tag, MPI_Comm comm, std::vector<MPI_Request>& reqs)
 {
-    auto* c = static_cast<char*>(p);
-    do {
-        const std::size_t n = std::min(bytes, max_piece_bytes);
+    for_each_piece(static_cast<char*>(p), bytes, [&](char* c, int n) {
         reqs.emplace_back();
-        MPI_Irecv(c, static_cast<int>(n), MPI_BYTE, source, tag, comm, &reqs.back());
-        c += n;
-        bytes -= n;
-    } while (bytes > 0);
+        MPI_Irecv(c, n, MPI_BYTE, source, tag, comm, &reqs.back());
+    });
 }
 
 inline void wait_all(std::vector<MPI_Request>& reqs)
@@ -45,13 +50,7 @@ inline void wait_all(std::vector<MPI_Request>& reqs)
 
 inline void bcast_bytes(void* p, std::size_t bytes, int root, MPI_Comm comm)
 {
-    auto* c = static_cast<char*>(p);
-    do {
-        const std::size_t n = std::min(bytes, max_piece_bytes);
-        MPI_Bcast(c, static_cast<int>(n), MPI_BYTE, root, comm);
-        c += n;
-        bytes -= n;
-    } while (bytes > 0);
+    for_each_piece(static_cast<char*>(p), bytes, [&](char* c, int n) { MPI_Bcast(c, n, MPI_BYTE, root, comm); });
 }
 
 } // namespace sparse_reduce::detail
