@@ -109,8 +109,7 @@ struct simulated_call {
 };
 
 template <class Policy, class T, class Out, class Op, class In>
-simulated_call plan_simulated_call(std::span<const In* const> inputs, const Op& op, int root, const Policy& policy,
-                                   const T& id)
+simulated_call plan_simulated_call(std::span<const In* const> inputs, int root, const Policy& policy, const T& id)
 {
     using RO = repr_traits<std::remove_cvref_t<Out>>;
     const int p = static_cast<int>(inputs.size());
@@ -290,7 +289,7 @@ simulation_result simulate_reduce(std::span<const In* const> inputs, Out& out, c
         detail::fail("invalid root " + std::to_string(root) + " for " + std::to_string(p) + " simulated ranks");
     if (p == 0) return {};
     const T id = identity<T>(op);
-    const detail::simulated_call call = detail::plan_simulated_call<Policy, T, Out>(inputs, op, root, policy, id);
+    const detail::simulated_call call = detail::plan_simulated_call<Policy, T, Out, Op>(inputs, root, policy, id);
     const std::size_t dim = call.dimension;
     const schedule& sched = call.sched;
     const auto cfg = detail::make_stream_config(sched);
