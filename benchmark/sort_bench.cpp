@@ -13,7 +13,7 @@
 // Rows say "oversubscribed" when P exceeds the cores.
 
 #include <sparse_reduce/collective/reduce_scatter.hpp>
-#include <sparse_reduce/collective/reduce_scatter_balanced.hpp>
+#include <sparse_reduce/sort/reduce_scatter_balanced.hpp>
 #include <sparse_reduce/sort/histogram_sort.hpp>
 
 #include <boost/mpi.hpp>

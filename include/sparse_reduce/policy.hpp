@@ -33,7 +33,7 @@ struct binomial {
     friend bool operator==(const binomial&, const binomial&) = default;
 };
 struct k_ary {
-    int k = 0; // 0: seed 001's best k for this call's sizes and the tuned model (one small allreduce)
+    int k = 0; // 0: Heikkinen's (n.d.) best k for this call's sizes and the tuned model (one small allreduce)
     wire::format wire = wire::adaptive;
     std::size_t segment_bytes = 0;
     friend bool operator==(const k_ary&, const k_ary&) = default;
@@ -56,7 +56,7 @@ struct optimal_binary {
     std::size_t segment_bytes = 0;
     friend bool operator==(const optimal_binary&, const optimal_binary&) = default;
 };
-// Two binary trees sharing the windows (Sanders, Speck, Träff): for large vectors.
+// Two binary trees sharing the windows (Sanders, Speck and Träff 2009): for large vectors.
 struct two_tree {
     wire::format wire = wire::adaptive;
     std::size_t segment_bytes = 0;
@@ -105,7 +105,7 @@ struct recursive_doubling {
     wire::format wire = wire::adaptive;
     std::size_t segment_bytes = 0; // block length on the wire (0: default_segment_bytes)
 };
-// Seed 002's group-replicated accumulation on a 2D mesh of ranks. The mesh:
+// Chen and Lee's (n.d.) group-replicated accumulation on a 2D mesh of ranks. The mesh:
 // the communicator's own 2D cartesian topology (MPI_Cart_create, Boost.MPI's
 // cartesian_communicator; periodic in both dimensions = wrapped-around),
 // else mesh_rows x mesh_cols, else MPI_Dims_create(P, 2); rank r at (r /
@@ -115,7 +115,7 @@ struct recursive_doubling {
 //   updating     reduce_scatter within the group (each member gets its range)
 //   integration  recursive doubling across the corresponding members of all groups
 //   broadcasting allgather of the integrated ranges within the group
-// group_rows = group_cols = 0: the shape seed 002's model finds best
+// group_rows = group_cols = 0: the shape Chen and Lee's model finds best
 // (model/group_replication.hpp), from the first call's mean density, the
 // tuned machine and `links`; fixed for a plan after that.
 struct grouped {

@@ -11,7 +11,7 @@
 #include "../support/reference.hpp"
 
 #include <sparse_reduce/collective/reduce_scatter.hpp>
-#include <sparse_reduce/collective/reduce_scatter_balanced.hpp>
+#include <sparse_reduce/sort/reduce_scatter_balanced.hpp>
 
 #include <algorithm>
 #include <cstdint>

@@ -27,7 +27,7 @@
 #include <sparse_reduce/collective/allreduce.hpp>
 #include <sparse_reduce/collective/reduce.hpp>
 #include <sparse_reduce/collective/reduce_scatter.hpp>
-#include <sparse_reduce/collective/reduce_scatter_balanced.hpp>
+#include <sparse_reduce/sort/reduce_scatter_balanced.hpp>
 #include <sparse_reduce/sort/histogram_sort.hpp>
 
 #include <bit>

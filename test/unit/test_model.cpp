@@ -5,7 +5,7 @@
 
 #include <sparse_reduce/model/k_ary.hpp>
 #include <sparse_reduce/model/merged_size.hpp>
-#include <sparse_reduce/model/predict.hpp>
+#include <sparse_reduce/schedule/predict.hpp>
 #include <sparse_reduce/select/sreduce.hpp>
 #include <sparse_reduce/select/tuning.hpp>
 

@@ -60,7 +60,7 @@
 #include <boost/mpi/communicator.hpp>
 #include <mpi.h>
 
-#include "../detail/communicator.hpp"
+#include "../mpi/transport.hpp"
 #include "../error.hpp"
 #include "../kernel/combine.hpp"
 #include "../kernel/convert.hpp"
@@ -80,10 +80,6 @@
 
 namespace sparse_reduce {
 namespace detail {
-
-inline constexpr int broadcast_status_tag = 61; // root -> children: outcome of the reduce
-inline constexpr int broadcast_block_tag = 62;  // root -> children: one segment
-inline constexpr int doubling_tag = 63;         // recursive doubling and its fold
 
 // 8-aligned message storage (wire blocks are read in place).
 using wire_buffer = std::vector<std::uint64_t>;

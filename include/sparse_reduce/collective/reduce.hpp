@@ -35,10 +35,10 @@
 #include "../error.hpp"
 #include "../exec/mpi_executor.hpp"
 #include "../exec/call_arena.hpp"
+#include "../exec/program_input.hpp"
 #include "../exec/rank_program.hpp"
 #include "../exec/whole_reduce.hpp"
 #include "../exec/reduce_node.hpp"
-#include "call_stats.hpp"
 #include "../kernel/combine.hpp"
 #include "../kernel/entry_stream.hpp"
 #include "../op/associative_op.hpp"
@@ -48,6 +48,8 @@
 #include "../repr/representation.hpp"
 #include "../report.hpp"
 #include "../schedule/schedule.hpp"
+#include "../select/call_stats.hpp"
+#include "../select/resolve.hpp"
 #include "../select/sreduce.hpp"
 #include "../select/tuning.hpp"
 #include "../tree/binary.hpp"
@@ -61,90 +63,6 @@ namespace sparse_reduce {
 namespace detail {
 
 inline constexpr int default_k = 4;
-
-template <class P> inline constexpr algorithm algorithm_of = algorithm::binomial;
-template <> inline constexpr algorithm algorithm_of<policy::k_ary> = algorithm::k_ary;
-template <> inline constexpr algorithm algorithm_of<policy::binary> = algorithm::binary;
-template <> inline constexpr algorithm algorithm_of<policy::chain> = algorithm::chain;
-template <> inline constexpr algorithm algorithm_of<policy::two_tree> = algorithm::two_tree;
-
-// A reader with nothing to read, of the type make_reader returns: a failed
-// rank's input.
-template <class Reader, class T>
-Reader empty_reader(const T& id)
-{
-    if constexpr (requires { Reader(std::span<const T>{}, id); }) return Reader(std::span<const T>{}, id);
-    else if constexpr (requires { Reader(std::span<const T>{}, std::size_t{0}, id); })
-        return Reader(std::span<const T>{}, std::size_t{0}, id);
-    else return Reader({}, {}, 0);
-}
-
-inline stream_config make_stream_config(const schedule& s)
-{
-    stream_config cfg;
-    cfg.dimension = s.dimension;
-    cfg.segment_bytes = s.segment_bytes;
-    cfg.window = s.window;
-    cfg.format = s.format;
-    cfg.window_stride = s.trees.size();
-    return cfg;
-}
-
-// How a rank reads its own vector: the dense array when there is one, a
-// reader over its entries, and its entries per window (summed from finer
-// blocks counted already, when they divide the window), kept in `counts`.
-template <representation In, class T, class Counts>
-auto make_own_input(const In& in, const stream_config& cfg, const T& id, bool count_windows, Counts& counts,
-                    std::span<const std::uint32_t> blocks = {}, std::size_t grain = 0)
-{
-    using R = repr_traits<std::remove_cvref_t<In>>;
-    own_input<T, decltype(make_reader(in, id))> own{nullptr, make_reader(in, id), {}};
-    if constexpr (R::kind == repr_kind::dense) own.dense = R::read(in).data();
-    if (!count_windows) return own;
-    if (grain && cfg.window % grain == 0 && !blocks.empty()) {
-        counts.assign(cfg.windows(), 0);
-        for (std::size_t b = 0; b < blocks.size(); ++b) // empty blocks skipped: a sparse call has mostly those
-            if (blocks[b]) counts[b * grain / cfg.window] += blocks[b];
-    } else {
-        block_entries<T>(counts, in, cfg.dimension, cfg.window, id);
-    }
-    own.window_entries = counts;
-    return own;
-}
-
-// The schedule a policy runs for a call. Everything here comes from values
-// every rank agrees on (the policy, gathered counts), so all build the same.
-template <reduce_policy Policy>
-schedule resolve_schedule(const Policy& policy, int size, int root, bool commutative, std::size_t dimension,
-                          std::size_t value_bytes, std::span<const double> nnz, call_stats stats)
-{
-    std::size_t segment = policy.segment_bytes;
-    wire::format format = policy.wire;
-    std::vector<tree> trees;
-    std::string selection;
-    if constexpr (std::is_same_v<Policy, policy::optimal_binary>) {
-        trees = {optimal_binary_tree(nnz, static_cast<double>(dimension), root, commutative, {.model = policy.model}).t};
-    } else if constexpr (std::is_same_v<Policy, policy::automatic>) {
-        if (policy.sparsity)
-            stats.entries = (1 - std::clamp(*policy.sparsity, 0.0, 1.0)) * static_cast<double>(stats.dimension);
-        if (policy.distribution) stats.distribution = *policy.distribution;
-        const choice ch = sreduce(stats, policy.tuned ? *policy.tuned : current_tuning(policy.tuning_file), policy.wire,
-                                  policy.segment_bytes);
-        trees = algorithm_trees(ch.algo, ch.k, size, root, commutative);
-        segment = ch.segment_bytes;
-        format = ch.wire;
-        selection = "automatic: " + describe(ch);
-    } else if constexpr (std::is_same_v<Policy, policy::k_ary>) {
-        const int k = policy.k > 0 ? policy.k : model_k(stats, current_tuning().machine);
-        trees = algorithm_trees(algorithm::k_ary, k, size, root, commutative);
-    } else {
-        trees = algorithm_trees(algorithm_of<Policy>, 0, size, root, commutative);
-    }
-    schedule s = make_schedule(std::move(trees), dimension, value_bytes, segment ? segment : default_segment_bytes,
-                               format);
-    s.selection = std::move(selection);
-    return s;
-}
 
 // Whether a call runs whole-message (exec/whole_reduce.hpp): sparse inputs
 // under the adaptive wire. The kind of vector is part of the call's type, the

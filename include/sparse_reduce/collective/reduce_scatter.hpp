@@ -50,17 +50,17 @@
 #include <boost/mpi/communicator.hpp>
 #include <mpi.h>
 
-#include "../detail/communicator.hpp"
 #include "../detail/value_equal.hpp"
 #include "../error.hpp"
-#include "../exec/mpi_executor.hpp"
 #include "../kernel/combine.hpp"
 #include "../kernel/entry_stream.hpp"
+#include "../mpi/bytes.hpp"
+#include "../mpi/communicator.hpp"
+#include "../mpi/tags.hpp"
 #include "../op/associative_op.hpp"
 #include "../op/builtin.hpp"
 #include "../repr/representation.hpp"
 #include "../report.hpp"
-#include "../sort/sort_key.hpp"
 
 namespace sparse_reduce {
 
@@ -74,9 +74,6 @@ inline std::vector<std::size_t> block_ranges(std::size_t dimension, int ranks)
 }
 
 namespace detail {
-
-inline constexpr int scatter_offset_tag = 73;
-inline constexpr int scatter_value_tag = 74;
 
 // Empty when the ranges are P + 1 non-decreasing boundaries from 0 to D, else why not.
 inline std::string check_ranges(std::span<const std::size_t> r, std::size_t dimension, int ranks)
@@ -286,7 +283,7 @@ struct cut_input {
     }
     // The exchange and fold, once the ranks agree on dim and ranges.
     template <class Out, class Op>
-    void exchange(MPI_Comm pc, std::size_t dim, Out& out, const Op& op, std::span<const std::size_t> ranges, const T& id,
+    void scatter_and_fold(MPI_Comm pc, std::size_t dim, Out& out, const Op& op, std::span<const std::size_t> ranges, const T& id,
                   report& rep)
     {
         if (narrow) scatter_with(pc, dim, out, op, ranges, id, s32, rep);
@@ -328,7 +325,7 @@ std::vector<std::size_t> reduce_scatter(const boost::mpi::communicator& comm, co
     }
     detail::agree_or_throw(pc, dim, failure.empty() ? detail::hash_ranges(used) : 0, failure, "reduce_scatter");
     report ignored;
-    cut.exchange(pc, dim, out, op, used, id, ignored);
+    cut.scatter_and_fold(pc, dim, out, op, used, id, ignored);
     return used;
 }
 

@@ -1,5 +1,5 @@
 #pragma once
-// A 2D mesh network simulator, and seed 002's group-replicated accumulation
+// A 2D mesh network simulator, and Chen and Lee's (n.d.) group-replicated accumulation
 // run on it (doc/mesh_validation.md).
 //
 //   rows x cols PEs, PE r * cols + c at (r, c); links to the four neighbours,
@@ -25,7 +25,7 @@
 //
 // simulate_round() runs one set of messages, all released at time 0, event
 // by event (a priority queue of packet arrivals), and returns when the last
-// packet arrives. Seed 002's algorithms are step-synchronous rings and an
+// packet arrives. Chen and Lee's algorithms are step-synchronous rings and an
 // all-to-all; a ring step is one round, repeated.
 
 #include <algorithm>
@@ -149,7 +149,7 @@ inline round_result simulate_round(const network& n, std::span<const message> ms
     return res;
 }
 
-// ---- seed 002's group-replicated accumulation, phase by phase ----
+// ---- Chen and Lee's group-replicated accumulation, phase by phase ----
 //
 // M = 1: times are normalised by M, as the model's. One updating band
 // (N_b cancels in the normalised totals). Modifications are computation,
@@ -263,9 +263,90 @@ inline std::vector<message> ring_step(const network& n, const std::vector<std::v
     return out;
 }
 
+// A stage of concurrent ring steps: `steps_a` steps of piece pa on rings ra
+// beside `steps_b` of piece pb on rings rb; the time of the steps they share
+// is simulated with both sets of messages.
+inline double ring_stage(const network& mesh, const std::vector<std::vector<int>>& ra, int steps_a, double pa,
+                         const std::vector<std::vector<int>>& rb, int steps_b, double pb, int packets)
+{
+    const int both = std::min(steps_a, steps_b);
+    auto msgs = ring_step(mesh, ra, pa);
+    const auto mb = ring_step(mesh, rb, pb);
+    double time = 0;
+    if (both > 0) {
+        auto m2 = msgs;
+        m2.insert(m2.end(), mb.begin(), mb.end());
+        time += both * simulate_round(mesh, m2, packets).makespan;
+    }
+    if (steps_a > both) time += (steps_a - both) * simulate_round(mesh, msgs, packets).makespan;
+    if (steps_b > both) time += (steps_b - both) * simulate_round(mesh, mb, packets).makespan;
+    return time;
+}
+
+// Integration and broadcasting on an open mesh: integration is a ring
+// through the corresponding PEs of all groups (Fig. 3), reduce-scatter:
+// n_g - 1 steps of M / N^2 (each member's M / (x y) in n_g pieces);
+// broadcasting an allgather of the N^2 pieces round one cycle of all PEs.
+inline void open_mesh_phases(const network& mesh, int x, int y, int packets, replication_times& t)
+{
+    const int N = mesh.rows;
+    const double n2 = static_cast<double>(N) * N;
+    const int nr = N / x, nc = N / y; // groups per column and per row
+    const auto pe = [&](int i, int j, int a, int b) { return (i + a * x) * N + (j + b * y); };
+    const auto cyc = grid_cycle(nr, nc);
+    std::vector<std::vector<int>> rings;
+    for (int i = 0; i < x; ++i)
+        for (int j = 0; j < y; ++j) {
+            rings.emplace_back();
+            for (auto [a, b] : cyc) rings.back().push_back(pe(i, j, a, b));
+        }
+    const double ng = static_cast<double>(nr) * nc;
+    if (ng > 1) t.integrate = (ng - 1) * simulate_round(mesh, ring_step(mesh, rings, 1 / n2), packets).makespan;
+    std::vector<std::vector<int>> all(1);
+    for (auto [r, c] : grid_cycle(N, N)) all[0].push_back(r * N + c);
+    if (N > 1) t.broadcast = (n2 - 1) * simulate_round(mesh, ring_step(mesh, all, 1 / n2), packets).makespan;
+}
+
+// Integration and broadcasting on a wrapped mesh. Integration (Eq. 2): part
+// s1 over the column rings, then the row rings; part s2 the other way; both
+// at once, stage by stage. Broadcasting: half along the rows then the
+// columns, half the other way, each an allgather round rings of N (one hop
+// apart).
+inline void wrapped_mesh_phases(const network& mesh, int x, int y, int packets, replication_times& t)
+{
+    const int N = mesh.rows;
+    const double n2 = static_cast<double>(N) * N;
+    const int nr = N / x, nc = N / y; // groups per column and per row
+    const auto pe = [&](int i, int j, int a, int b) { return (i + a * x) * N + (j + b * y); };
+    const double s1 = replication::wrapped_split(x, y, N), s2 = 1 - s1, share = 1 / (static_cast<double>(x) * y);
+    std::vector<std::vector<int>> col_rings, row_rings;
+    for (int i = 0; i < x; ++i)
+        for (int j = 0; j < y; ++j) {
+            for (int b = 0; b < nc; ++b) {
+                col_rings.emplace_back();
+                for (int a = 0; a < nr; ++a) col_rings.back().push_back(pe(i, j, a, b));
+            }
+            for (int a = 0; a < nr; ++a) {
+                row_rings.emplace_back();
+                for (int b = 0; b < nc; ++b) row_rings.back().push_back(pe(i, j, a, b));
+            }
+        }
+    t.integrate = ring_stage(mesh, col_rings, nr - 1, s1 * share / nr, row_rings, nc - 1, s2 * share / nc, packets) +
+                  ring_stage(mesh, row_rings, nc - 1, s1 * share / (static_cast<double>(nr) * nc), col_rings, nr - 1,
+                             s2 * share / (static_cast<double>(nr) * nc), packets);
+    std::vector<std::vector<int>> rows(static_cast<std::size_t>(N)), cols(static_cast<std::size_t>(N));
+    for (int r = 0; r < N; ++r)
+        for (int c = 0; c < N; ++c) {
+            rows[static_cast<std::size_t>(r)].push_back(r * N + c);
+            cols[static_cast<std::size_t>(c)].push_back(r * N + c);
+        }
+    t.broadcast = ring_stage(mesh, rows, N - 1, 0.5 / n2, cols, N - 1, 0.5 / n2, packets) +
+                  ring_stage(mesh, cols, N - 1, 0.5 / N, rows, N - 1, 0.5 / N, packets);
+}
+
 } // namespace detail
 
-// Seed 002's pattern for x * y groups (y >= x, both dividing N) on an N x N
+// Chen and Lee's pattern for x * y groups (y >= x, both dividing N) on an N x N
 // mesh of the given system, with the model's N_a, T_x, T_m (p.N is N).
 // Updating messages go as one packet each under cut-through (the many
 // small messages interleave anyway), as `packets` under store-and-forward.
@@ -286,70 +367,8 @@ inline replication_times simulate_group_replication(replication::mesh_system sys
                            mode == switching::cut_through ? 1 : packets);
 
     const network mesh{N, N, wrapped, bi, mode};
-    const int nr = N / x, nc = N / y; // groups per column and per row
-    const auto pe = [&](int i, int j, int a, int b) { return (i + a * x) * N + (j + b * y); };
-    if (!wrapped) {
-        // integration: a ring through the corresponding PEs of all groups
-        // (Fig. 3), reduce-scatter: n_g - 1 steps of M / N^2 (each member's
-        // M / (x y) in n_g pieces)
-        const auto cyc = grid_cycle(nr, nc);
-        std::vector<std::vector<int>> rings;
-        for (int i = 0; i < x; ++i)
-            for (int j = 0; j < y; ++j) {
-                rings.emplace_back();
-                for (auto [a, b] : cyc) rings.back().push_back(pe(i, j, a, b));
-            }
-        const double ng = static_cast<double>(nr) * nc;
-        if (ng > 1) t.integrate = (ng - 1) * simulate_round(mesh, ring_step(mesh, rings, 1 / n2), packets).makespan;
-        // broadcasting: an allgather of the N^2 pieces round one cycle of all PEs
-        std::vector<std::vector<int>> all(1);
-        for (auto [r, c] : grid_cycle(N, N)) all[0].push_back(r * N + c);
-        if (N > 1) t.broadcast = (n2 - 1) * simulate_round(mesh, ring_step(mesh, all, 1 / n2), packets).makespan;
-    } else {
-        // integration (Eq. 2): part s1 over the column rings, then the row
-        // rings; part s2 the other way; both at once, stage by stage
-        const double s1 = replication::wrapped_split(x, y, N), s2 = 1 - s1, share = 1 / (static_cast<double>(x) * y);
-        std::vector<std::vector<int>> col_rings, row_rings;
-        for (int i = 0; i < x; ++i)
-            for (int j = 0; j < y; ++j) {
-                for (int b = 0; b < nc; ++b) {
-                    col_rings.emplace_back();
-                    for (int a = 0; a < nr; ++a) col_rings.back().push_back(pe(i, j, a, b));
-                }
-                for (int a = 0; a < nr; ++a) {
-                    row_rings.emplace_back();
-                    for (int b = 0; b < nc; ++b) row_rings.back().push_back(pe(i, j, a, b));
-                }
-            }
-        // a stage: `steps_a` steps of piece_a on rings_a beside `steps_b` of piece_b on rings_b
-        const auto stage = [&](const auto& ra, int steps_a, double pa, const auto& rb, int steps_b, double pb) {
-            const int both = std::min(steps_a, steps_b);
-            auto msgs = ring_step(mesh, ra, pa);
-            const auto mb = ring_step(mesh, rb, pb);
-            double time = 0;
-            if (both > 0) {
-                auto m2 = msgs;
-                m2.insert(m2.end(), mb.begin(), mb.end());
-                time += both * simulate_round(mesh, m2, packets).makespan;
-            }
-            if (steps_a > both) time += (steps_a - both) * simulate_round(mesh, msgs, packets).makespan;
-            if (steps_b > both) time += (steps_b - both) * simulate_round(mesh, mb, packets).makespan;
-            return time;
-        };
-        t.integrate = stage(col_rings, nr - 1, s1 * share / nr, row_rings, nc - 1, s2 * share / nc) +
-                      stage(row_rings, nc - 1, s1 * share / (static_cast<double>(nr) * nc), col_rings, nr - 1,
-                            s2 * share / (static_cast<double>(nr) * nc));
-        // broadcasting: half along the rows then the columns, half the other
-        // way, each an allgather round rings of N (one hop apart)
-        std::vector<std::vector<int>> rows(static_cast<std::size_t>(N)), cols(static_cast<std::size_t>(N));
-        for (int r = 0; r < N; ++r)
-            for (int c = 0; c < N; ++c) {
-                rows[static_cast<std::size_t>(r)].push_back(r * N + c);
-                cols[static_cast<std::size_t>(c)].push_back(r * N + c);
-            }
-        t.broadcast = stage(rows, N - 1, 0.5 / n2, cols, N - 1, 0.5 / n2) +
-                      stage(cols, N - 1, 0.5 / N, rows, N - 1, 0.5 / N);
-    }
+    if (!wrapped) open_mesh_phases(mesh, x, y, packets, t);
+    else wrapped_mesh_phases(mesh, x, y, packets, t);
     t.modify = p.N_a * p.T_m + (1 / (static_cast<double>(x) * y) - 1 / n2) * p.T_m;
     return t;
 }

@@ -17,20 +17,11 @@
 #include <mpi.h>
 
 #include "../error.hpp"
+#include "../mpi/tags.hpp"
 #include "comm_state.hpp"
+#include "node_binding.hpp"
 
 namespace sparse_reduce::detail {
-
-inline constexpr int stream_tag = 1;  // child -> parent in the tree
-inline constexpr int forward_tag = 2; // top -> destination
-
-template <class Node>
-struct node_binding {
-    Node* node;
-    int send_to;  // peer rank for the node's output stream, if it sends
-    int send_tag; // its tag
-    int recv_tag; // the tag of the streams it receives
-};
 
 // mem: the request arrays (the call's arena, exec/call_arena.hpp).
 template <class Node>

@@ -14,7 +14,8 @@
 
 #include "../kernel/combine.hpp"
 #include "../tree/tree.hpp"
-#include "mpi_executor.hpp"
+#include "../mpi/tags.hpp"
+#include "node_binding.hpp"
 #include "reduce_node.hpp"
 
 namespace sparse_reduce::detail {

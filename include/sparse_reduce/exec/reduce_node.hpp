@@ -9,9 +9,10 @@
 // stream carries, window by window, one wire block per window, packed into
 // messages: a message is sent once its payload reaches segment_bytes, when
 // the next window might not fit, or at the end: by data alone, never by
-// timing, so a run moves the same bytes on any network. A dense partial result thus travels as one window per message
-// (pipelined), a sparse one as few messages covering many windows: seed
-// 000's local pipelining, decided by each sender on its own data.
+// timing, so a run moves the same bytes on any network. A dense partial
+// result thus travels as one window per message (pipelined), a sparse one as
+// few messages covering many windows: the local pipelining of the Sreduce
+// draft (n.d.), decided by each sender on its own data.
 //
 // Flow control: each child has two receive buffers, and the next receive is
 // posted only after a message without the `last` flag, so no receive is ever

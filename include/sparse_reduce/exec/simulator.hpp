@@ -35,7 +35,16 @@
 #include <tuple>
 #include <vector>
 
-#include "../collective/reduce.hpp"
+#include "../error.hpp"
+#include "../model/cost.hpp"
+#include "../op/associative_op.hpp"
+#include "../op/builtin.hpp"
+#include "../policy.hpp"
+#include "../repr/representation.hpp"
+#include "../schedule/schedule.hpp"
+#include "../select/call_stats.hpp"
+#include "../select/resolve.hpp"
+#include "program_input.hpp"
 #include "rank_program.hpp"
 
 namespace sparse_reduce {
@@ -88,68 +97,90 @@ struct simulation_result {
     std::vector<std::size_t> bytes_sent; // per rank
 };
 
-// Simulates reduce(comm of inputs.size() ranks, *inputs[r] on rank r, out, op, root, policy).
-// Ranks may share an input object: a simulation of many ranks needs memory
-// only for the distinct ones.
-template <reduce_policy Policy = policy::automatic, representation In, representation Out, class Op>
-    requires std::same_as<value_type_of<In>, value_type_of<Out>> && associative_op<Op, value_type_of<In>>
-simulation_result simulate_reduce(std::span<const In* const> inputs, Out& out, const Op& op, int root,
-                                  const Policy& policy = {}, const network_model& net = {})
+namespace detail {
+
+// What the simulated ranks would agree on before the exchange (summed local
+// statistics, every count), and the schedule the policy runs for it.
+struct simulated_call {
+    std::size_t dimension = 0;                      // the largest rank's
+    std::vector<std::vector<std::uint32_t>> blocks; // per rank: entries per counted block
+    bool stats = false;                             // whether the call measures (automatic's allreduce)
+    schedule sched;
+};
+
+template <class Policy, class T, class Out, class Op, class In>
+simulated_call plan_simulated_call(std::span<const In* const> inputs, int root, const Policy& policy, const T& id)
 {
-    using T = value_type_of<In>;
-    using RI = repr_traits<std::remove_cvref_t<In>>;
     using RO = repr_traits<std::remove_cvref_t<Out>>;
     const int p = static_cast<int>(inputs.size());
-    if (root < 0 || root >= std::max(p, 1))
-        detail::fail("invalid root " + std::to_string(root) + " for " + std::to_string(p) + " simulated ranks");
-    if (p == 0) return {};
-    const T id = identity<T>(op);
-    std::size_t dim = 0;
+    simulated_call call;
+    std::size_t& dim = call.dimension;
     std::vector<double> nnz;
     for (const In* pin : inputs) {
         const In& in = *pin;
         dim = std::max(dim, dimension(in));
         nnz.push_back(static_cast<double>(stored_entries(in)));
     }
-    // what the ranks would agree on: summed local statistics, every count
-    std::vector<std::vector<std::uint32_t>> blocks(static_cast<std::size_t>(p));
-    std::vector<double> sum(3 + detail::stats_buckets, 0);
+    call.blocks.resize(static_cast<std::size_t>(p));
+    std::vector<double> sum(3 + stats_buckets, 0);
     bool same_dimensions = true;
     for (const In* pin : inputs) same_dimensions &= dimension(*pin) == dim;
-    const bool stats = detail::stats_needed(policy, dim, sizeof(T), same_dimensions);
+    call.stats = stats_needed(policy, dim, sizeof(T), same_dimensions);
     for (int r = 0; r < p; ++r) {
         const In& in = *inputs[static_cast<std::size_t>(r)];
-        auto counts = detail::count_locally(in, dimension(in), id, stats && dimension(in) == dim);
+        auto counts = count_locally(in, dimension(in), id, call.stats && dimension(in) == dim);
         for (std::size_t i = 0; i < sum.size(); ++i) sum[i] += counts.stats[i];
-        blocks[static_cast<std::size_t>(r)] = std::move(counts.blocks);
+        call.blocks[static_cast<std::size_t>(r)] = std::move(counts.blocks);
     }
-    const schedule sched = detail::resolve_schedule(
-        policy, p, root, is_commutative_v<Op, T>, dim, sizeof(T), nnz,
-        detail::agreed_stats(sum, p, sizeof(T), RO::kind == repr_kind::dense));
-    const auto& trees = sched.trees;
-    const auto cfg = detail::make_stream_config(sched);
+    call.sched = resolve_schedule(policy, p, root, is_commutative_v<Op, T>, dim, sizeof(T), nnz,
+                                  agreed_stats(sum, p, sizeof(T), RO::kind == repr_kind::dense));
+    return call;
+}
 
-    using reader_t = decltype(detail::make_reader(*inputs[0], id));
-    using program_t = detail::rank_program<T, Op, reader_t>;
-    using node_t = typename program_t::node_t;
-    T* dense_out = nullptr;
-    if constexpr (RO::kind == repr_kind::dense) dense_out = RO::output(out, dim).data();
-    std::vector<std::vector<detail::node_buffers>> pools(static_cast<std::size_t>(p));
-    std::vector<std::vector<std::uint32_t>> window_counts(static_cast<std::size_t>(p));
-    std::vector<std::unique_ptr<program_t>> programs;
-    for (int r = 0; r < p; ++r) {
-        const In& in = *inputs[static_cast<std::size_t>(r)];
-        const bool ok = dimension(in) == dim;
-        programs.push_back(std::make_unique<program_t>(
-            trees, r, cfg, op, detail::make_own_input(in, cfg, id, ok, window_counts[static_cast<std::size_t>(r)],
-                                                      blocks[static_cast<std::size_t>(r)], detail::stats_grain),
-            r == root ? dense_out : nullptr,
-            pools[static_cast<std::size_t>(r)],
-            ok ? std::string() : "dimension mismatch: rank " + std::to_string(r) + " has dimension " +
-                                     std::to_string(dimension(in)) + ", others " + std::to_string(dim)));
+// The modelled machine: drives every rank's program on its own clock,
+// messages on the links of simulator.hpp's header comment.
+template <class Program>
+class modelled_machine {
+public:
+    using node_t = typename Program::node_t;
+
+    modelled_machine(std::vector<std::unique_ptr<Program>>& programs, const network_model& net)
+        : programs_(programs), net_(net), cpu_(programs.size(), 0), link_(programs.size())
+    {
     }
 
-    // ---- the modelled machine ----
+    // Starts rank r at clock start[r], in rank order, then handles events
+    // until none is left; fails if a node is left unfinished.
+    void run(std::span<const double> start)
+    {
+        for (std::size_t r = 0; r < programs_.size(); ++r) {
+            cpu_[r] = start[r];
+            step(static_cast<int>(r));
+        }
+        while (!events_.empty()) {
+            const event e = events_.top();
+            events_.pop();
+            now_ = e.time;
+            auto& clock = cpu_[static_cast<std::size_t>(e.rank)];
+            clock = std::max(clock, e.time);
+            if (e.delivery) {
+                critical_[e.node] = std::max(critical_[e.node], e.critical);
+                e.node->on_message(e.child, e.bytes);
+            } else {
+                e.node->on_sent(e.buffer);
+            }
+            step(e.rank);
+        }
+        for (auto& prog : programs_)
+            for (auto& b : prog->bindings())
+                if (!b.node->finished() || !b.node->idle()) fail("internal error: the simulation stalled");
+    }
+
+    double clock(int r) const { return cpu_[static_cast<std::size_t>(r)]; }
+    // Bytes on the longest chain of dependent transfers into n.
+    std::size_t critical(const node_t* n) { return critical_[n]; }
+
+private:
     struct message {
         node_t* sender;
         int buffer;
@@ -175,102 +206,141 @@ simulation_result simulate_reduce(std::span<const In* const> inputs, Out& out, c
         bool operator>(const event& o) const { return std::tie(time, seq) > std::tie(o.time, o.seq); }
     };
     using key = std::tuple<int, int, int>; // (from, to, tag)
-    std::map<key, std::deque<message>> sends;
-    std::map<key, std::deque<receive>> receives;
-    std::priority_queue<event, std::vector<event>, std::greater<>> events;
-    std::vector<double> cpu(static_cast<std::size_t>(p), 0);
-    std::vector<detail::link_calendar> link(static_cast<std::size_t>(p));
-    double now = 0; // the event being handled
-    std::map<const node_t*, std::size_t> critical; // longest chain received so far
-    std::size_t seq = 0;
-    simulation_result res;
 
-    auto match = [&](const key& k) {
-        auto& s = sends[k];
-        auto& q = receives[k];
+    // Pairs the posted sends and receives of one (from, to, tag): each pair
+    // is a transfer in the earliest gap free on both links.
+    void match(const key& k)
+    {
+        auto& s = sends_[k];
+        auto& q = receives_[k];
         while (!s.empty() && !q.empty()) {
             const message m = s.front();
             const receive rv = q.front();
             s.pop_front();
             q.pop_front();
             const auto [from, to, tag] = k;
-            auto& lf = link[static_cast<std::size_t>(from)];
-            auto& lt = link[static_cast<std::size_t>(to)];
-            lf.forget_before(now);
-            lt.forget_before(now);
-            const double d = net.alpha + net.beta * static_cast<double>(m.bytes.size());
-            const double start = detail::earliest_common_gap(lf, lt, std::max(m.ready, rv.posted), d);
+            auto& lf = link_[static_cast<std::size_t>(from)];
+            auto& lt = link_[static_cast<std::size_t>(to)];
+            lf.forget_before(now_);
+            lt.forget_before(now_);
+            const double d = net_.alpha + net_.beta * static_cast<double>(m.bytes.size());
+            const double start = earliest_common_gap(lf, lt, std::max(m.ready, rv.posted), d);
             const double end = start + d;
             lf.book(start, end);
             lt.book(start, end);
             std::memcpy(rv.slot.data(), m.bytes.data(), m.bytes.size());
-            events.push({end, seq++, to, rv.node, true, rv.child, 0, m.bytes.size(), m.critical});
-            events.push({end, seq++, from, m.sender, false, 0, m.buffer, 0, 0});
+            events_.push({end, seq_++, to, rv.node, true, rv.child, 0, m.bytes.size(), m.critical});
+            events_.push({end, seq_++, from, m.sender, false, 0, m.buffer, 0, 0});
         }
-    };
+    }
+
     // Lets every node of a rank work at the rank's clock, then posts what it can.
-    auto step = [&](int r) {
-        auto& prog = *programs[static_cast<std::size_t>(r)];
+    void step(int r)
+    {
+        auto& prog = *programs_[static_cast<std::size_t>(r)];
         const std::size_t dense_before = prog.dense_work(), sparse_before = prog.sparse_work();
         for (auto& b : prog.bindings()) b.node->progress();
-        cpu[static_cast<std::size_t>(r)] += net.gamma_dense * static_cast<double>(prog.dense_work() - dense_before) +
-                                            net.gamma * static_cast<double>(prog.sparse_work() - sparse_before);
-        const double now = cpu[static_cast<std::size_t>(r)];
+        cpu_[static_cast<std::size_t>(r)] += net_.gamma_dense * static_cast<double>(prog.dense_work() - dense_before) +
+                                             net_.gamma * static_cast<double>(prog.sparse_work() - sparse_before);
+        const double now = cpu_[static_cast<std::size_t>(r)];
         for (auto& b : prog.bindings()) {
             node_t* n = b.node;
             for (std::size_t c = 0; c < n->child_count(); ++c)
                 if (auto slot = n->receive_slot(c)) {
                     const key k{n->child_rank(c), r, b.recv_tag};
-                    receives[k].push_back({n, c, *slot, now});
+                    receives_[k].push_back({n, c, *slot, now});
                     match(k);
                 }
             while (auto o = n->take_outgoing()) {
                 const key k{r, b.send_to, b.send_tag};
-                sends[k].push_back({n, o->buffer, o->bytes, now, critical[n] + o->bytes.size()});
+                sends_[k].push_back({n, o->buffer, o->bytes, now, critical_[n] + o->bytes.size()});
                 match(k);
             }
         }
-    };
-    // automatic's allreduce, per call of a plan that repeats it every
-    // remeasure_every calls (the steady state a benchmark of a plan sees)
-    double before = stats ? detail::stats_allreduce_time(p, net) : 0;
-    if constexpr (std::is_same_v<Policy, policy::automatic>)
-        if (policy.remeasure_every > 0) before /= policy.remeasure_every;
+    }
+
+    std::vector<std::unique_ptr<Program>>& programs_;
+    const network_model& net_;
+    std::map<key, std::deque<message>> sends_;
+    std::map<key, std::deque<receive>> receives_;
+    std::priority_queue<event, std::vector<event>, std::greater<>> events_;
+    std::vector<double> cpu_;
+    std::vector<link_calendar> link_;
+    double now_ = 0; // the event being handled
+    std::map<const node_t*, std::size_t> critical_; // longest chain received so far
+    std::size_t seq_ = 0;
+};
+
+} // namespace detail
+
+// Simulates reduce(comm of inputs.size() ranks, *inputs[r] on rank r, out, op, root, policy).
+// Ranks may share an input object: a simulation of many ranks needs memory
+// only for the distinct ones.
+template <reduce_policy Policy = policy::automatic, representation In, representation Out, class Op>
+    requires std::same_as<value_type_of<In>, value_type_of<Out>> && associative_op<Op, value_type_of<In>>
+simulation_result simulate_reduce(std::span<const In* const> inputs, Out& out, const Op& op, int root,
+                                  const Policy& policy = {}, const network_model& net = {})
+{
+    using T = value_type_of<In>;
+    using RI = repr_traits<std::remove_cvref_t<In>>;
+    using RO = repr_traits<std::remove_cvref_t<Out>>;
+    const int p = static_cast<int>(inputs.size());
+    if (root < 0 || root >= std::max(p, 1))
+        detail::fail("invalid root " + std::to_string(root) + " for " + std::to_string(p) + " simulated ranks");
+    if (p == 0) return {};
+    const T id = identity<T>(op);
+    const detail::simulated_call call = detail::plan_simulated_call<Policy, T, Out, Op>(inputs, root, policy, id);
+    const std::size_t dim = call.dimension;
+    const schedule& sched = call.sched;
+    const auto cfg = detail::make_stream_config(sched);
+
+    using reader_t = decltype(detail::make_reader(*inputs[0], id));
+    using program_t = detail::rank_program<T, Op, reader_t>;
+    T* dense_out = nullptr;
+    if constexpr (RO::kind == repr_kind::dense) dense_out = RO::output(out, dim).data();
+    std::vector<std::vector<detail::node_buffers>> pools(static_cast<std::size_t>(p));
+    std::vector<std::vector<std::uint32_t>> window_counts(static_cast<std::size_t>(p));
+    std::vector<std::unique_ptr<program_t>> programs;
     for (int r = 0; r < p; ++r) {
         const In& in = *inputs[static_cast<std::size_t>(r)];
-        cpu[static_cast<std::size_t>(r)] = before + (RI::kind == repr_kind::dense
-                                                         ? net.gamma_dense * static_cast<double>(dimension(in))
-                                                         : net.gamma * static_cast<double>(stored_entries(in)));
-        step(r);
+        const bool ok = dimension(in) == dim;
+        programs.push_back(std::make_unique<program_t>(
+            sched.trees, r, cfg, op,
+            detail::make_own_input(in, cfg, id, ok, window_counts[static_cast<std::size_t>(r)],
+                                   call.blocks[static_cast<std::size_t>(r)], detail::stats_grain),
+            r == root ? dense_out : nullptr,
+            pools[static_cast<std::size_t>(r)],
+            ok ? std::string() : "dimension mismatch: rank " + std::to_string(r) + " has dimension " +
+                                     std::to_string(dimension(in)) + ", others " + std::to_string(dim)));
     }
-    while (!events.empty()) {
-        const event e = events.top();
-        events.pop();
-        now = e.time;
-        auto& clock = cpu[static_cast<std::size_t>(e.rank)];
-        clock = std::max(clock, e.time);
-        if (e.delivery) {
-            critical[e.node] = std::max(critical[e.node], e.critical);
-            e.node->on_message(e.child, e.bytes);
-        } else {
-            e.node->on_sent(e.buffer);
-        }
-        step(e.rank);
-    }
-    for (auto& prog : programs)
-        for (auto& b : prog->bindings())
-            if (!b.node->finished() || !b.node->idle()) detail::fail("internal error: the simulation stalled");
 
+    // Each rank starts after automatic's allreduce, per call of a plan that
+    // repeats it every remeasure_every calls (the steady state a benchmark
+    // of a plan sees), and the scan of its input.
+    double before = call.stats ? detail::stats_allreduce_time(p, net) : 0;
+    if constexpr (std::is_same_v<Policy, policy::automatic>)
+        if (policy.remeasure_every > 0) before /= policy.remeasure_every;
+    std::vector<double> start(static_cast<std::size_t>(p));
+    for (int r = 0; r < p; ++r) {
+        const In& in = *inputs[static_cast<std::size_t>(r)];
+        start[static_cast<std::size_t>(r)] = before + (RI::kind == repr_kind::dense
+                                                           ? net.gamma_dense * static_cast<double>(dimension(in))
+                                                           : net.gamma * static_cast<double>(stored_entries(in)));
+    }
+    detail::modelled_machine<program_t> machine(programs, net);
+    machine.run(start);
+
+    simulation_result res;
     res.algorithm = describe(sched);
     for (int r = 0; r < p; ++r) {
         const auto& prog = *programs[static_cast<std::size_t>(r)];
         res.bytes_sent.push_back(prog.bytes_sent());
         res.bytes_total += prog.bytes_sent();
         res.messages_total += prog.messages_sent();
-        res.time = std::max(res.time, cpu[static_cast<std::size_t>(r)]);
+        res.time = std::max(res.time, machine.clock(r));
     }
     for (auto& b : programs[static_cast<std::size_t>(root)]->bindings())
-        res.critical_path_bytes = std::max(res.critical_path_bytes, critical[b.node]);
+        res.critical_path_bytes = std::max(res.critical_path_bytes, machine.critical(b.node));
     programs[static_cast<std::size_t>(root)]->throw_if_failed(true);
     if constexpr (RO::kind != repr_kind::dense) programs[static_cast<std::size_t>(root)]->write_sparse_output(out, dim, id);
     return res;

@@ -1,7 +1,7 @@
 #pragma once
-// Sparse reduction with one message per tree edge (seed 000's binomial tree
-// with local pipelining, taken to its end: a sparse partial result is small,
-// so it travels whole). Each rank folds, in the tree's order,
+// Sparse reduction with one message per tree edge (the binomial tree with
+// local pipelining of the Sreduce draft (n.d.), taken to its end: a sparse
+// partial result is small, so it travels whole). Each rank folds, in the tree's order,
 //
 //   own ⊗ c[self] ⊗ c[self+1] ...   then   c[self-1] ⊗ (...), down to c[0]
 //

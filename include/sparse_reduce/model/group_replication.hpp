@@ -1,8 +1,8 @@
 #pragma once
 // Group-replicated shared data on linear arrays, rings and N x N meshes
-// (seed 002: Chen and Lee, "Replication of uniformly accessed shared data
-// for large-scale data-parallel algorithms"). doc/allreduce.md has the
-// equations with every symbol; this header follows its numbering.
+// (Chen and Lee, n.d., "Replication of uniformly accessed shared data for
+// large-scale data-parallel algorithms"; doc/references.md). doc/allreduce.md
+// has the equations with every symbol; this header follows its numbering.
 //
 // P = N^2 PEs form groups of x * y PEs (y >= x, x and y divide N); each
 // group holds one replica of the M shared data spread over its members.

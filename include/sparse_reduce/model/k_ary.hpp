@@ -1,5 +1,5 @@
 #pragma once
-// The branching factor of a reduction tree (seed 001).
+// The branching factor of a reduction tree (Heikkinen, n.d.; doc/references.md).
 //
 // n items reduced by a tree of branching factor b take ln n / ln b steps; a
 // step costs a fixed overhead o plus x per item it receives (transfer plus

@@ -1,5 +1,5 @@
 #pragma once
-// Run-length encoding of floating-point data with NaN markers (seed 003, §2.1).
+// Run-length encoding of floating-point data with NaN markers (Hofmann and Rünger 2008, §2.1).
 //
 // A run of two or more identity elements becomes ONE word: a NaN with the sign
 // bit set and the run length in the mantissa (52 bits for double, 23 for
@@ -97,8 +97,8 @@ constexpr std::size_t max_words(std::size_t n, std::size_t entries)
 
 // Writes an encoded stream into a buffer the caller sized with max_words().
 // Identity values are held back as a pending run, so callers just put()
-// every result and the compression happens on the way out (seed 003's fused
-// "a ⊗ b → c_C").
+// every result and the compression happens on the way out (the fused
+// "a ⊗ b → c_C" of Hofmann and Rünger 2008).
 template <rle_value T>
 class writer {
 public:

@@ -9,12 +9,12 @@
 //    8  9 | 10 11                       -----------
 //   12 13 | 14 15                        8  9 ...
 //
-// Square meshes use seed 002's model as it stands: Prop. 3.7's optimal x for
+// Square meshes use Chen and Lee's (n.d.) model as it stands: Prop. 3.7's optimal x for
 // square x * x groups (model/group_replication.hpp). A non-commutative
 // operation needs groups that are runs of consecutive ranks (1 x b, or a x C
 // whole rows), so that folding within groups, then across them in group
 // order, is rank order; there the model's general T(x, y) picks among those.
-// The seed has no non-square meshes: there the target is the square model's
+// Chen and Lee have no non-square meshes: there the target is the square model's
 // best x for a square mesh of the same P, and the admissible shape whose size
 // is nearest x^2 (then the squarest) is taken.
 

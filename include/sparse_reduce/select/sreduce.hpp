@@ -1,6 +1,6 @@
 #pragma once
-// Sreduce (seed 000, Algorithm 1): which tree, segment size and wire format
-// for a call, from P, C, S and D.
+// Sreduce (Sreduce draft, n.d., Algorithm 1; doc/references.md): which tree,
+// segment size and wire format for a call, from P, C, S and D.
 //
 //   C * value_bytes < T_u^c                          binomial tree
 //                                                    (latency-bound)
@@ -10,9 +10,9 @@
 //                                                    (sparse partial results
 //                                                    stay small up the tree)
 //   otherwise                                        the calibrated model
-//                                                    (model/predict.hpp)
+//                                                    (schedule/predict.hpp)
 //                                                    picks among binomial,
-//                                                    k-ary (k of seed 001),
+//                                                    k-ary (k after Heikkinen),
 //                                                    binary, chain and the
 //                                                    two trees
 //
@@ -33,7 +33,7 @@
 #include <vector>
 
 #include "../model/k_ary.hpp"
-#include "../model/predict.hpp"
+#include "../schedule/predict.hpp"
 #include "../policy.hpp"
 #include "../schedule/schedule.hpp"
 #include "../tree/binary.hpp"
@@ -122,7 +122,7 @@ inline schedule make_schedule(std::vector<tree> trees, std::size_t dimension, st
 
 } // namespace detail
 
-// Seed 001's branching factor for this call: the per-step overhead is a
+// Heikkinen's (n.d.) branching factor for this call: the per-step overhead is a
 // message's latency, the per-item cost a leaf's message and its fold.
 inline int model_k(const call_stats& c, const cost_model& m)
 {

@@ -5,10 +5,10 @@
 // sorted by comp (checked: unsorted input throws sparse_reduce::error on
 // every rank).
 //
-// Iterative histogramming (seed 004, after Kale and Solomonik): rank 0 holds,
-// per splitter, a bracket of two probes whose global counts enclose the
-// target. The first probes interpolate linearly between the global minimum
-// and maximum; every later one interpolates proportionally inside its
+// Iterative histogramming (Sayer 2021, after Harsh, Kalé and Solomonik 2019):
+// rank 0 holds, per splitter, a bracket of two probes whose global counts
+// enclose the target. The first probes interpolate linearly between the
+// global minimum and maximum; every later one interpolates proportionally inside its
 // bracket. Rank 0 broadcasts the probes, every rank counts its items below
 // each probe by binary search, and the counts are summed to rank 0 with this
 // library's own reduce. A splitter is done when its count is within
@@ -41,9 +41,10 @@
 #include <boost/mpi/communicator.hpp>
 
 #include "../collective/reduce.hpp"
-#include "../detail/communicator.hpp"
 #include "../error.hpp"
-#include "../exec/mpi_executor.hpp"
+#include "../mpi/bytes.hpp"
+#include "../mpi/communicator.hpp"
+#include "../mpi/tags.hpp"
 #include "rebalance.hpp"
 #include "sort_key.hpp"
 

@@ -4,7 +4,7 @@
 // rank r's items all precede rank r + 1's; rank r holds the items of its
 // bins (within ±tolerance of N / P when bins_per_rank is 1).
 //
-// The phases (seed 004), each timed:
+// The phases (Sayer 2021), each timed:
 //   rebalance       N / P items per rank (neighbour exchanges)
 //   local_sort      std::sort of each rank's items
 //   find_splitters  iterative histogramming to bins_per_rank * P bins
@@ -21,7 +21,7 @@
 #include <boost/mpi/communicator.hpp>
 #include <mpi.h>
 
-#include "../detail/communicator.hpp"
+#include "../mpi/communicator.hpp"
 #include "find_splitters.hpp"
 #include "move_data.hpp"
 #include "rebalance.hpp"

@@ -24,9 +24,10 @@
 
 #include <boost/mpi/communicator.hpp>
 
-#include "../detail/communicator.hpp"
 #include "../error.hpp"
-#include "../exec/mpi_executor.hpp"
+#include "../mpi/bytes.hpp"
+#include "../mpi/communicator.hpp"
+#include "../mpi/tags.hpp"
 #include "find_splitters.hpp"
 #include "sort_key.hpp"
 

@@ -3,7 +3,7 @@
 // for r < N mod P (the remainder dealt round-robin from rank 0), and the
 // global order (rank by rank, then local order) is unchanged.
 //
-// Seed 004's scheme: one exclusive scan and one allreduce of the counts, then
+// Sayer's (2021) scheme: one exclusive scan and one allreduce of the counts, then
 // every rank talks only to its neighbours, at most once each. With S the
 // items on the ranks before r and E(r) what they should hold,
 //   forward  (delta_pre)  S + n - E(r + 1) > 0: send that many last items to r + 1,
@@ -22,9 +22,10 @@
 
 #include <boost/mpi/communicator.hpp>
 
-#include "../detail/communicator.hpp"
 #include "../detail/uninit_vector.hpp"
-#include "../exec/mpi_executor.hpp"
+#include "../mpi/bytes.hpp"
+#include "../mpi/communicator.hpp"
+#include "../mpi/tags.hpp"
 #include "sort_key.hpp"
 
 namespace sparse_reduce {

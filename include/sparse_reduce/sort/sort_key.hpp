@@ -24,10 +24,7 @@
 #include <type_traits>
 #include <vector>
 
-#include <mpi.h>
-
 #include "../error.hpp"
-#include "../exec/comm_state.hpp"
 
 namespace sparse_reduce {
 
@@ -122,52 +119,4 @@ private:
     }
 };
 
-namespace detail {
-
-inline void isend_bytes(const void* p, std::size_t bytes, int dest, int tag, MPI_Comm comm, std::vector<MPI_Request>& reqs)
-{
-    const auto* c = static_cast<const char*>(p);
-    do {
-        const std::size_t n = std::min(bytes, max_piece_bytes);
-        reqs.emplace_back();
-        MPI_Isend(c, static_cast<int>(n), MPI_BYTE, dest, tag, comm, &reqs.back());
-        c += n;
-        bytes -= n;
-    } while (bytes > 0);
-}
-
-inline void irecv_bytes(void* p, std::size_t bytes, int source, int tag, MPI_Comm comm, std::vector<MPI_Request>& reqs)
-{
-    auto* c = static_cast<char*>(p);
-    do {
-        const std::size_t n = std::min(bytes, max_piece_bytes);
-        reqs.emplace_back();
-        MPI_Irecv(c, static_cast<int>(n), MPI_BYTE, source, tag, comm, &reqs.back());
-        c += n;
-        bytes -= n;
-    } while (bytes > 0);
-}
-
-inline void wait_all(std::vector<MPI_Request>& reqs)
-{
-    if (!reqs.empty()) MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);
-    reqs.clear();
-}
-
-inline void bcast_bytes(void* p, std::size_t bytes, int root, MPI_Comm comm)
-{
-    auto* c = static_cast<char*>(p);
-    do {
-        const std::size_t n = std::min(bytes, max_piece_bytes);
-        MPI_Bcast(c, static_cast<int>(n), MPI_BYTE, root, comm);
-        c += n;
-        bytes -= n;
-    } while (bytes > 0);
-}
-
-// Tags of the sort's point-to-point traffic (reduce_scatter uses 73 and 74) on the library's private communicator.
-inline constexpr int rebalance_tag = 71;
-inline constexpr int move_data_tag = 72;
-
-} // namespace detail
 } // namespace sparse_reduce

@@ -12,7 +12,7 @@
                             |
                             7
 
- Seed 000 §4.1's local pipelining is the executor's: a rank whose partial
+ The Sreduce draft's (n.d.) §4.1 local pipelining is the executor's: a rank whose partial
  result has grown sends it in pieces (see exec/).
 */
 

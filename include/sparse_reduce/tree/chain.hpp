@@ -1,6 +1,6 @@
 #pragma once
 /*
- Chain (seed 003's linear pipeline): P-1 -> P-2 -> ... -> 0. Each rank folds
+ Chain (the linear pipeline of Hofmann and Rünger 2008): P-1 -> P-2 -> ... -> 0. Each rank folds
  own ⊗ (what came from above) and passes it on; pieces of the index space
  stream through it, so for large vectors every link is busy at once. With
  the RLE wire format each hop is the fused "incoming compressed ⊗ local ->

@@ -425,6 +425,112 @@ struct optimal_binary_options {
     std::size_t grid_blocks = 128; // above: blocks of the grid program
 };
 
+namespace detail {
+
+// The commutative tree above ten ranks: the others sorted by decreasing entry
+// count; the root joins two ranges of that order, split where it is cheapest.
+inline optimal_result optimal_commutative(std::span<const double> nnz, double dimension, int root,
+                                          const optimal_binary_options& o)
+{
+    const int p = static_cast<int>(nnz.size());
+    optimal_result out{empty_tree(p), 0};
+    std::vector<int> order;
+    for (int r = 0; r < p; ++r)
+        if (r != root) order.push_back(r);
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+        return nnz[static_cast<std::size_t>(a)] > nnz[static_cast<std::size_t>(b)];
+    });
+    const std::size_t q = order.size();
+    std::vector<double> w(q);
+    for (std::size_t k = 0; k < q; ++k) w[k] = nnz[static_cast<std::size_t>(order[k])];
+    std::vector<int> parent(q, -1), self(q, 0), position(static_cast<std::size_t>(p), 0);
+    std::vector<std::vector<int>> children(q);
+    double best = std::numeric_limits<double>::infinity();
+    const double own = nnz[static_cast<std::size_t>(root)];
+    if (q <= o.exact_limit) {
+        const interval_dp dp(w, dimension, o.model, o.exact_limit);
+        std::size_t split = 0; // left = [0, split), right = [split, q)
+        for (std::size_t k = 0; k <= q; ++k) {
+            const double c = dp.join(own, 0, k == 0 ? q : k - 1, k, q == k ? q : q - 1);
+            if (c < best) best = c, split = k;
+        }
+        if (split > 0) dp.build(0, split - 1, dp.R(0, split - 1), -1, parent, children, self);
+        if (split < q) dp.build(split, q - 1, dp.R(split, q - 1), -1, parent, children, self);
+    } else {
+        const grid_dp dp(w, dimension, o.model, make_grid(q, o.grid_blocks, {}));
+        const std::size_t g = dp.blocks();
+        std::size_t split = 0; // left = blocks [0, split), right = blocks [split, g)
+        for (std::size_t k = 0; k <= g; ++k) {
+            const double c = dp.join_states(own, 0, k, 0, k, g, 0);
+            if (c < best) best = c, split = k;
+        }
+        if (split > 0) dp.build(0, split, 0, -1, parent, children, self);
+        if (split < g) dp.build(split, g, 0, -1, parent, children, self);
+    }
+    // parent -1 in the sequence means: a child of the root
+    tree& t = out.t;
+    for (std::size_t k = 0; k < q; ++k) {
+        const auto r = static_cast<std::size_t>(order[k]);
+        t.parent[r] = parent[k] < 0 ? root : order[static_cast<std::size_t>(parent[k])];
+        if (parent[k] < 0) t.children[static_cast<std::size_t>(root)].push_back(order[k]);
+        for (int c : children[k]) t.children[r].push_back(order[static_cast<std::size_t>(c)]);
+        t.self_position[r] = self[k];
+        position[r] = static_cast<int>(k);
+    }
+    sort_children_by_position(t, position);
+    t.top = t.destination = root;
+    out.cost = best;
+    return out;
+}
+
+// The alphabetic (order-preserving) tree: any top; a top other than the root
+// forwards the result.
+inline optimal_result optimal_alphabetic(std::span<const double> nnz, double dimension, int root,
+                                         const optimal_binary_options& o)
+{
+    optimal_result out{empty_tree(static_cast<int>(nnz.size())), 0};
+    const std::size_t q = nnz.size();
+    double best = std::numeric_limits<double>::infinity();
+    std::size_t top = 0;
+    tree& t = out.t;
+    if (q <= o.exact_limit) {
+        const interval_dp dp(nnz, dimension, o.model, o.exact_limit);
+        const double forward = o.model.message_time(dp.entries(0, q - 1), dimension);
+        for (std::size_t k = 0; k < q; ++k) {
+            const double c = dp.root_at(k, 0, q - 1) + (static_cast<int>(k) == root ? 0 : forward);
+            if (c < best) best = c, top = k;
+        }
+        dp.build(0, q - 1, top, -1, t.parent, t.children, t.self_position);
+    } else {
+        // the root is a grid position, so it can be the top
+        const grid_dp dp(nnz, dimension, o.model, make_grid(q, o.grid_blocks, {static_cast<std::size_t>(root)}));
+        const double forward = o.model.message_time(dp.entries(0, q - 1), dimension);
+        const std::size_t g = dp.blocks();
+        std::size_t top_block = 0;
+        for (std::size_t m = 0; m < g; ++m) { // top at grid position m: [0, G_m) and [G_m + 1, q)
+            const std::size_t r = dp.grid(m);
+            const double c = dp.join_states(nnz[r], 0, m, 0, m, g, 1) + (static_cast<int>(r) == root ? 0 : forward);
+            if (c < best) best = c, top = r, top_block = m;
+        }
+        if (top_block > 0) {
+            dp.build(0, top_block, 0, static_cast<int>(top), t.parent, t.children, t.self_position);
+            t.self_position[top] = 1;
+        }
+        if (top + 1 < q) dp.build(top_block, g, 1, static_cast<int>(top), t.parent, t.children, t.self_position);
+        t.parent[top] = -1;
+    }
+    std::vector<int> position(q);
+    std::iota(position.begin(), position.end(), 0);
+    sort_children_by_position(t, position);
+    t.top = static_cast<int>(top);
+    t.destination = root;
+    t.order_preserving = true;
+    out.cost = best;
+    return out;
+}
+
+} // namespace detail
+
 // The tree with its modelled cost. nnz[r] = rank r's entry count.
 inline detail::optimal_result optimal_binary_tree(std::span<const double> nnz, double dimension, int root,
                                                   bool commutative, const optimal_binary_options& o = {})
@@ -440,94 +546,9 @@ inline detail::optimal_result optimal_binary_tree(std::span<const double> nnz, d
     } else if (commutative && p <= 10) {
         out = detail::free_exact(nnz, dimension, o.model, root);
     } else if (commutative) {
-        // The others sorted by decreasing entry count; the root joins two
-        // ranges of that order, split where it is cheapest.
-        std::vector<int> order;
-        for (int r = 0; r < p; ++r)
-            if (r != root) order.push_back(r);
-        std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-            return nnz[static_cast<std::size_t>(a)] > nnz[static_cast<std::size_t>(b)];
-        });
-        const std::size_t q = order.size();
-        std::vector<double> w(q);
-        for (std::size_t k = 0; k < q; ++k) w[k] = nnz[static_cast<std::size_t>(order[k])];
-        std::vector<int> parent(q, -1), self(q, 0), position(static_cast<std::size_t>(p), 0);
-        std::vector<std::vector<int>> children(q);
-        double best = std::numeric_limits<double>::infinity();
-        const double own = nnz[static_cast<std::size_t>(root)];
-        if (q <= o.exact_limit) {
-            const detail::interval_dp dp(w, dimension, o.model, o.exact_limit);
-            std::size_t split = 0; // left = [0, split), right = [split, q)
-            for (std::size_t k = 0; k <= q; ++k) {
-                const double c = dp.join(own, 0, k == 0 ? q : k - 1, k, q == k ? q : q - 1);
-                if (c < best) best = c, split = k;
-            }
-            if (split > 0) dp.build(0, split - 1, dp.R(0, split - 1), -1, parent, children, self);
-            if (split < q) dp.build(split, q - 1, dp.R(split, q - 1), -1, parent, children, self);
-        } else {
-            const detail::grid_dp dp(w, dimension, o.model, detail::make_grid(q, o.grid_blocks, {}));
-            const std::size_t g = dp.blocks();
-            std::size_t split = 0; // left = blocks [0, split), right = blocks [split, g)
-            for (std::size_t k = 0; k <= g; ++k) {
-                const double c = dp.join_states(own, 0, k, 0, k, g, 0);
-                if (c < best) best = c, split = k;
-            }
-            if (split > 0) dp.build(0, split, 0, -1, parent, children, self);
-            if (split < g) dp.build(split, g, 0, -1, parent, children, self);
-        }
-        // parent -1 in the sequence means: a child of the root
-        tree& t = out.t;
-        for (std::size_t k = 0; k < q; ++k) {
-            const auto r = static_cast<std::size_t>(order[k]);
-            t.parent[r] = parent[k] < 0 ? root : order[static_cast<std::size_t>(parent[k])];
-            if (parent[k] < 0) t.children[static_cast<std::size_t>(root)].push_back(order[k]);
-            for (int c : children[k]) t.children[r].push_back(order[static_cast<std::size_t>(c)]);
-            t.self_position[r] = self[k];
-            position[r] = static_cast<int>(k);
-        }
-        detail::sort_children_by_position(t, position);
-        t.top = t.destination = root;
-        out.cost = best;
+        out = detail::optimal_commutative(nnz, dimension, root, o);
     } else {
-        // Alphabetic: any top; a top other than the root forwards the result.
-        const std::size_t q = nnz.size();
-        double best = std::numeric_limits<double>::infinity();
-        std::size_t top = 0;
-        tree& t = out.t;
-        if (q <= o.exact_limit) {
-            const detail::interval_dp dp(nnz, dimension, o.model, o.exact_limit);
-            const double forward = o.model.message_time(dp.entries(0, q - 1), dimension);
-            for (std::size_t k = 0; k < q; ++k) {
-                const double c = dp.root_at(k, 0, q - 1) + (static_cast<int>(k) == root ? 0 : forward);
-                if (c < best) best = c, top = k;
-            }
-            dp.build(0, q - 1, top, -1, t.parent, t.children, t.self_position);
-        } else {
-            // the root is a grid position, so it can be the top
-            const detail::grid_dp dp(nnz, dimension, o.model,
-                                     detail::make_grid(q, o.grid_blocks, {static_cast<std::size_t>(root)}));
-            const double forward = o.model.message_time(dp.entries(0, q - 1), dimension);
-            const std::size_t g = dp.blocks();
-            std::size_t top_block = 0;
-            for (std::size_t m = 0; m < g; ++m) { // top at grid position m: [0, G_m) and [G_m + 1, q)
-                const std::size_t r = dp.grid(m);
-                const double c = dp.join_states(nnz[r], 0, m, 0, m, g, 1) + (static_cast<int>(r) == root ? 0 : forward);
-                if (c < best) best = c, top = r, top_block = m;
-            }
-            if (top_block > 0) {
-                dp.build(0, top_block, 0, static_cast<int>(top), t.parent, t.children, t.self_position);
-                t.self_position[top] = 1;
-            }
-            if (top + 1 < q) dp.build(top_block, g, 1, static_cast<int>(top), t.parent, t.children, t.self_position);
-            t.parent[top] = -1;
-        }
-        std::vector<int> position(q);
-        std::iota(position.begin(), position.end(), 0);
-        detail::sort_children_by_position(t, position);
-        t.top = static_cast<int>(top);
-        t.destination = root;
-        t.order_preserving = true;
-        out.cost = best;
+        out = detail::optimal_alphabetic(nnz, dimension, root, o);
     }
     out.t.name = "optimal_binary";
     return out;

@@ -17,8 +17,8 @@
 #include "../model/merged_size.hpp"
 #include "../policy.hpp"
 #include "../repr/representation.hpp"
-#include "../select/sreduce.hpp"
-#include "../select/tuning.hpp"
+#include "sreduce.hpp"
+#include "tuning.hpp"
 
 namespace sparse_reduce::detail {
 

@@ -37,8 +37,8 @@
 #include <boost/mpi/communicator.hpp>
 #include <mpi.h>
 
-#include "../sort/find_splitters.hpp"
-#include "reduce_scatter.hpp"
+#include "../collective/reduce_scatter.hpp"
+#include "find_splitters.hpp"
 
 namespace sparse_reduce {
 namespace detail {

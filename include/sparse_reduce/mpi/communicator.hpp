@@ -1,0 +1,99 @@
+#pragma once
+// The communicator a collective is handed, and the library's own duplicate
+// of it.
+//
+//   require_intracommunicator(comm, who)   throws unless comm is an intracommunicator
+//   attached<S>(comm, make)                comm's S, made on first use and kept as
+//                                          an MPI attribute of comm (freed with
+//                                          it), as Boost.MPI and KaMPIng keep theirs
+//   private_comm(comm)                     the library's duplicate of comm: its
+//                                          messages never mix with the user's
+//                                          (MPI_Comm_dup is paid once)
+
+#include <memory>
+#include <string>
+
+#include <mpi.h>
+
+#include "../error.hpp"
+
+namespace sparse_reduce::detail {
+
+// Every collective works on intracommunicators only: an intercommunicator's
+// ranks and collectives mean the remote group, so its result would be
+// meaningless. Throws sparse_reduce::error on every rank that passes one
+// (all of them, for a collective call), before anything is sent.
+inline void require_intracommunicator(MPI_Comm comm, const char* who = "sparse_reduce")
+{
+    if (comm == MPI_COMM_NULL) fail(std::string(who) + ": the communicator is MPI_COMM_NULL");
+    int inter = 0;
+    MPI_Comm_test_inter(comm, &inter);
+    if (inter) fail(std::string(who) + ": an intercommunicator was passed; collectives need an intracommunicator");
+}
+
+// The attribute key for objects of type S, created on first use; the
+// attribute's object is deleted with its communicator.
+template <class S>
+int attribute_keyval()
+{
+    static int keyval = MPI_KEYVAL_INVALID;
+    if (keyval == MPI_KEYVAL_INVALID) {
+        int initialized = 0, finalized = 0;
+        MPI_Initialized(&initialized);
+        MPI_Finalized(&finalized);
+        if (!initialized || finalized)
+            fail("MPI is not initialised: create a boost::mpi::environment (or call MPI_Init) before any collective");
+        auto destroy = [](MPI_Comm, int, void* attr, void*) -> int {
+            delete static_cast<S*>(attr);
+            return MPI_SUCCESS;
+        };
+        MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, destroy, &keyval, nullptr);
+    }
+    return keyval;
+}
+
+// user's S; make() (returning a std::unique_ptr<S>) builds it on first use.
+template <class S, class Make>
+S& attached(MPI_Comm user, Make&& make)
+{
+    const int keyval = attribute_keyval<S>();
+    require_intracommunicator(user);
+    void* attr = nullptr;
+    int found = 0;
+    MPI_Comm_get_attr(user, keyval, &attr, &found);
+    if (found) return *static_cast<S*>(attr);
+    std::unique_ptr<S> s = make();
+    MPI_Comm_set_attr(user, keyval, s.get());
+    return *s.release();
+}
+
+// The duplicate, freed with the user's communicator (unless MPI has been
+// finalised by then).
+struct private_duplicate {
+    MPI_Comm comm = MPI_COMM_NULL;
+
+    private_duplicate() = default;
+    private_duplicate(const private_duplicate&) = delete;
+    private_duplicate& operator=(const private_duplicate&) = delete;
+    ~private_duplicate()
+    {
+        int done = 0;
+        MPI_Finalized(&done);
+        if (!done && comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
+    }
+};
+
+// The library's own duplicate of a communicator.
+inline MPI_Comm private_comm(MPI_Comm user)
+{
+    return attached<private_duplicate>(user, [user] {
+               auto d = std::make_unique<private_duplicate>();
+               MPI_Comm dup = MPI_COMM_NULL;
+               if (MPI_Comm_dup(user, &dup) != MPI_SUCCESS) fail("MPI_Comm_dup failed");
+               d->comm = dup;
+               return d;
+           })
+        .comm;
+}
+
+} // namespace sparse_reduce::detail

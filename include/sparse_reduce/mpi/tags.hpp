@@ -1,0 +1,31 @@
+#pragma once
+// Every MPI tag the library uses, in one place. All traffic runs on the
+// library's private duplicate of the user's communicator (communicator.hpp),
+// so these never meet a user's tags; they only have to keep the library's own
+// concurrent exchanges apart.
+//
+//   1 ..  2n   the windowed reduce (exec/): tree k of n (n <= 2, two_tree)
+//              streams child -> parent on stream_tag + 2k and top ->
+//              destination on forward_tag + 2k; the whole-message reduce
+//              uses stream_tag and forward_tag
+//   61 .. 63   allreduce: the broadcast's status, its blocks
+//              (broadcast_block_tag + k for its stream k), recursive doubling
+//   71 .. 72   the distributed sort (sort/)
+//   73 .. 74   reduce_scatter (collective/reduce_scatter.hpp)
+
+namespace sparse_reduce::detail {
+
+inline constexpr int stream_tag = 1;  // child -> parent in the tree
+inline constexpr int forward_tag = 2; // top -> destination
+
+inline constexpr int broadcast_status_tag = 61; // root -> children: outcome of the reduce
+inline constexpr int broadcast_block_tag = 62;  // root -> children: one segment
+inline constexpr int doubling_tag = 63;         // recursive doubling and its fold
+
+inline constexpr int rebalance_tag = 71;
+inline constexpr int move_data_tag = 72;
+
+inline constexpr int scatter_offset_tag = 73;
+inline constexpr int scatter_value_tag = 74;
+
+} // namespace sparse_reduce::detail

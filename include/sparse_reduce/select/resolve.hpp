@@ -1,0 +1,65 @@
+#pragma once
+// The schedule a reduce policy runs for a call (shared by reduce, allreduce's
+// reduce half and the simulator): the policy's trees, or for automatic the
+// choice sreduce makes from the agreed call statistics, with the segment size
+// and wire format, as a schedule.
+
+#include <algorithm>
+#include <cstddef>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "../policy.hpp"
+#include "../schedule/schedule.hpp"
+#include "../tree/optimal_binary.hpp"
+#include "../tree/tree.hpp"
+#include "call_stats.hpp"
+#include "sreduce.hpp"
+#include "tuning.hpp"
+
+namespace sparse_reduce::detail {
+
+template <class P> inline constexpr algorithm algorithm_of = algorithm::binomial;
+template <> inline constexpr algorithm algorithm_of<policy::k_ary> = algorithm::k_ary;
+template <> inline constexpr algorithm algorithm_of<policy::binary> = algorithm::binary;
+template <> inline constexpr algorithm algorithm_of<policy::chain> = algorithm::chain;
+template <> inline constexpr algorithm algorithm_of<policy::two_tree> = algorithm::two_tree;
+
+// The schedule a policy runs for a call. Everything here comes from values
+// every rank agrees on (the policy, gathered counts), so all build the same.
+template <reduce_policy Policy>
+schedule resolve_schedule(const Policy& policy, int size, int root, bool commutative, std::size_t dimension,
+                          std::size_t value_bytes, std::span<const double> nnz, call_stats stats)
+{
+    std::size_t segment = policy.segment_bytes;
+    wire::format format = policy.wire;
+    std::vector<tree> trees;
+    std::string selection;
+    if constexpr (std::is_same_v<Policy, policy::optimal_binary>) {
+        trees = {optimal_binary_tree(nnz, static_cast<double>(dimension), root, commutative, {.model = policy.model}).t};
+    } else if constexpr (std::is_same_v<Policy, policy::automatic>) {
+        if (policy.sparsity)
+            stats.entries = (1 - std::clamp(*policy.sparsity, 0.0, 1.0)) * static_cast<double>(stats.dimension);
+        if (policy.distribution) stats.distribution = *policy.distribution;
+        const choice ch = sreduce(stats, policy.tuned ? *policy.tuned : current_tuning(policy.tuning_file), policy.wire,
+                                  policy.segment_bytes);
+        trees = algorithm_trees(ch.algo, ch.k, size, root, commutative);
+        segment = ch.segment_bytes;
+        format = ch.wire;
+        selection = "automatic: " + describe(ch);
+    } else if constexpr (std::is_same_v<Policy, policy::k_ary>) {
+        const int k = policy.k > 0 ? policy.k : model_k(stats, current_tuning().machine);
+        trees = algorithm_trees(algorithm::k_ary, k, size, root, commutative);
+    } else {
+        trees = algorithm_trees(algorithm_of<Policy>, 0, size, root, commutative);
+    }
+    schedule s = make_schedule(std::move(trees), dimension, value_bytes, segment ? segment : default_segment_bytes,
+                               format);
+    s.selection = std::move(selection);
+    return s;
+}
+
+} // namespace sparse_reduce::detail
