@@ -185,7 +185,10 @@ std::size_t merge_arrays(const IA* __restrict ai, const T* __restrict av, std::s
     if constexpr (branch_free_merge<T, Op>()) {
         using B = bits_of<T>;
         const std::uint64_t idb = std::bit_cast<B>(id);
-        auto branch_free = [&](std::size_t steps) { // at most min(na - i, nb - j) steps
+        // at most min(na - i, nb - j) steps; zero_id: the identity's bits are
+        // 0 (+ on numbers), so the drop test is one compare with a constant
+        // (2 instructions per entry fewer, and a register free)
+        auto branch_free_as = [&](std::size_t steps, auto zero_id) {
             // The heads in locals: through the captured references GCC
             // stores all three every step.
             std::size_t p = i, q = j, m = n;
@@ -199,11 +202,16 @@ std::size_t merge_arrays(const IA* __restrict ai, const T* __restrict av, std::s
                 // Dropped: a result that is the identity (a match that folded
                 // to it; an unmatched entry is never the identity, and would
                 // be absent anyway).
-                m += value != idb;
+                if constexpr (zero_id) m += value != 0;
+                else m += value != idb;
             }
             i = p;
             j = q;
             n = m;
+        };
+        auto branch_free = [&](std::size_t steps) {
+            if (idb == 0) branch_free_as(steps, std::true_type{});
+            else branch_free_as(steps, std::false_type{});
         };
         constexpr std::size_t probe = 128, run = 4096;
         while (i < na && j < nb) {
