@@ -76,9 +76,22 @@ bool whole_message(const Policy& p)
 
 // What a plan remembers between calls: the schedule per commutativity, with
 // the agreed statistics it was chosen for, and automatic's call counter.
+// What a schedule was chosen for: the values' size and the output's kind,
+// and, when the call measured, the summed statistics (or optimal_binary's
+// gathered entry counts and dimension).
+struct selection_key {
+    std::size_t value_bytes = 0;
+    bool dense_output = false;
+    bool measured = false; // the statistics allreduce ran: sum holds its result
+    local_summary sum;
+    std::vector<double> entries; // optimal_binary: every rank's entry count
+    double dimension = 0;        // optimal_binary: the largest dimension
+    bool operator==(const selection_key&) const = default;
+};
+
 struct selection_memo {
     unsigned calls_since_measure[2] = {0, 0};
-    std::optional<std::pair<std::vector<double>, schedule>> cache[2];
+    std::optional<std::pair<selection_key, schedule>> cache[2];
     // the report's text for the schedule last described (built once per schedule)
     const schedule* described = nullptr;
     bool described_whole = false;
@@ -198,7 +211,7 @@ public:
         detail::local_counts counts;
         const schedule& sched = resolve(
             commutative, sizeof(T),
-            [&]() -> const std::vector<double>& {
+            [&]() -> const detail::local_summary& {
                 try {
                     counts = detail::count_locally(in, dimension_, id, count);
                 } catch (...) {
@@ -272,10 +285,11 @@ private:
         if (!gathers && (!detail::needs_call_stats(policy_) || comm_.size() <= 2)) {
             // Nothing to measure: the policy's tree, or at P <= 2 the one
             // edge every tree is; built once, no collective, no allocation.
+            // (key: all zero, which no windowed call's key is: its value_bytes > 0)
             auto& cached = memo_->cache[commutative ? 1 : 0];
-            if (!cached || !cached->first.empty()) {
+            if (!cached || !(cached->first == detail::selection_key{})) {
                 memo_->described = nullptr;
-                cached.emplace(std::vector<double>{},
+                cached.emplace(detail::selection_key{},
                                detail::needs_call_stats(policy_)
                                    ? detail::make_schedule(detail::algorithm_trees(algorithm::binomial, 0, comm_.size(), root_,
                                                                                    commutative),
@@ -342,89 +356,77 @@ private:
     const schedule& resolve(bool commutative, std::size_t value_bytes, Stats&& stats_of, bool dense_output)
     {
         auto& cached = memo_->cache[commutative ? 1 : 0];
+        const auto same_call = [&] {
+            return cached && cached->first.value_bytes == value_bytes && cached->first.dense_output == dense_output;
+        };
+        constexpr bool gathers = std::is_same_v<Policy, policy::optimal_binary>;
+        const bool measures = !gathers && detail::stats_needed(policy_, dimension_, value_bytes, dimensions_agree_);
         if constexpr (std::is_same_v<Policy, policy::automatic>) {
             // Between measurements the plan keeps its choice: every rank
             // counts the same calls, so all keep or all measure.
             auto& calls = memo_->calls_since_measure[commutative ? 1 : 0];
-            if (!one_shot_ && cached && !cached->first.empty() && policy_.remeasure_every > 0 &&
-                cached->first.end()[-2] == static_cast<double>(value_bytes) &&
-                cached->first.back() == static_cast<double>(dense_output) && ++calls % policy_.remeasure_every != 0)
+            if (!one_shot_ && same_call() && cached->first.measured && policy_.remeasure_every > 0 &&
+                ++calls % policy_.remeasure_every != 0)
                 return cached->second;
             calls = 0;
         }
-        if constexpr (!std::is_same_v<Policy, policy::optimal_binary>) {
-            // No allreduce: the choice depends only on the values' size and
-            // the output's kind, so a cached schedule for them stands.
-            if (!detail::stats_needed(policy_, dimension_, value_bytes, dimensions_agree_) && cached &&
-                cached->first.size() == 2 && cached->first[0] == static_cast<double>(value_bytes) &&
-                cached->first[1] == static_cast<double>(dense_output))
-                return cached->second;
-        }
-        const std::vector<double> local = stats_of();
-        std::vector<double> nnz, agreed;
-        bool reduced = false; // agreed starts with the summed local statistics
-        if constexpr (std::is_same_v<Policy, policy::optimal_binary>) {
-            nnz = gather_entries(static_cast<std::size_t>(local[0]));
-            agreed = nnz;
-        } else if (detail::stats_needed(policy_, dimension_, value_bytes, dimensions_agree_)) {
-            reduced = true;
+        // No collective: the choice depends only on the values' size and the
+        // output's kind, so a cached schedule for them stands.
+        if (!gathers && !measures && same_call() && !cached->first.measured) return cached->second;
+
+        const detail::local_summary local = stats_of();
+        detail::selection_key key;
+        key.value_bytes = value_bytes;
+        key.dense_output = dense_output;
+        key.measured = measures;
+        if constexpr (gathers) {
+            gather_entries(static_cast<std::size_t>(local.entries), key.entries, key.dimension);
+        } else if (measures) {
             // A one-shot call also agrees here on whether every rank could
             // read the tuning (a plan did that once, when it was made).
             std::string tuning_error;
-            std::vector<double> mine = local;
-            detail::append_agreement(mine, root_, detail::policy_fingerprint(policy_));
+            detail::stats_message mine{local, detail::agreement_of(root_, detail::policy_fingerprint(policy_))}, sum;
             if (one_shot_) {
                 tuning_error = tuning_read_error();
-                mine.push_back(tuning_error.empty() ? 0 : 1);
+                mine.agreement.tuning_failures = tuning_error.empty() ? 0 : 1;
             }
-            agreed.resize(mine.size());
-            MPI_Allreduce(mine.data(), agreed.data(), static_cast<int>(mine.size()), MPI_DOUBLE, MPI_SUM, private_);
-            if (one_shot_) {
-                if (agreed.back() > 0)
-                    detail::fail(tuning_error.empty() ? "the tuning could not be read on another rank" : tuning_error);
-                agreed.pop_back();
-            }
-            detail::check_agreement(agreed, comm_.size());
+            MPI_Allreduce(&mine, &sum, detail::stats_message::doubles, MPI_DOUBLE, MPI_SUM, private_);
+            if (sum.agreement.tuning_failures > 0)
+                detail::fail(tuning_error.empty() ? "the tuning could not be read on another rank" : tuning_error);
+            detail::check_agreement(sum.agreement, comm_.size());
+            key.sum = sum.summary;
         }
-        agreed.push_back(static_cast<double>(value_bytes));
-        agreed.push_back(dense_output);
-        if (!cached || cached->first != agreed) {
+        if (!cached || !(cached->first == key)) {
             call_stats stats;
-            if (reduced) {
-                stats = detail::agreed_stats({agreed.data(), local.size()}, comm_.size(), value_bytes, dense_output);
+            if (measures) {
+                stats = detail::agreed_stats(key.sum, comm_.size(), value_bytes, dense_output);
             } else { // no allreduce: this rank's view, which is all the choice depends on
                 stats = detail::agreed_stats(local, 1, value_bytes, dense_output);
                 stats.ranks = comm_.size();
             }
-            double dimension = static_cast<double>(dimension_);
-            if constexpr (std::is_same_v<Policy, policy::optimal_binary>) {
-                dimension = nnz.back();
-                nnz.pop_back();
-            }
+            const auto dimension = static_cast<std::size_t>(gathers ? key.dimension : static_cast<double>(dimension_));
             memo_->described = nullptr;
-            cached.emplace(agreed, detail::resolve_schedule(policy_, comm_.size(), root_, commutative,
-                                                           static_cast<std::size_t>(dimension), value_bytes, nnz, stats));
-            // a plan streams its own dimension, whatever optimal_binary's gather said
-            cached->second.dimension = dimension_;
+            schedule s = detail::resolve_schedule(policy_, comm_.size(), root_, commutative, dimension, value_bytes,
+                                                  key.entries, stats);
+            s.dimension = dimension_; // a plan streams its own dimension, whatever optimal_binary's gather said
+            cached.emplace(std::move(key), std::move(s));
         }
         return cached->second;
     }
 
-    // Every rank's entry count, then the largest dimension, by one
-    // allgather on the private communicator.
-    std::vector<double> gather_entries(std::size_t local)
+    // Every rank's entry count and the largest dimension, by one allgather
+    // on the private communicator.
+    void gather_entries(std::size_t local, std::vector<double>& entries, double& dimension)
     {
         const unsigned long long mine[2] = {local, dimension_};
         std::vector<unsigned long long> all(2 * static_cast<std::size_t>(comm_.size()));
         MPI_Allgather(mine, 2, MPI_UNSIGNED_LONG_LONG, all.data(), 2, MPI_UNSIGNED_LONG_LONG, private_);
-        std::vector<double> out;
-        unsigned long long dimension = 0;
+        unsigned long long largest = 0;
         for (std::size_t r = 0; r < all.size(); r += 2) {
-            out.push_back(static_cast<double>(all[r]));
-            dimension = std::max(dimension, all[r + 1]);
+            entries.push_back(static_cast<double>(all[r]));
+            largest = std::max(largest, all[r + 1]);
         }
-        out.push_back(static_cast<double>(dimension));
-        return out;
+        dimension = static_cast<double>(largest);
     }
 
     boost::mpi::communicator comm_;

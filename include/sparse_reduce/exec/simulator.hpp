@@ -122,14 +122,14 @@ simulated_call plan_simulated_call(std::span<const In* const> inputs, int root, 
         nnz.push_back(static_cast<double>(stored_entries(in)));
     }
     call.blocks.resize(static_cast<std::size_t>(p));
-    std::vector<double> sum(3 + stats_buckets, 0);
+    local_summary sum;
     bool same_dimensions = true;
     for (const In* pin : inputs) same_dimensions &= dimension(*pin) == dim;
     call.stats = stats_needed(policy, dim, sizeof(T), same_dimensions);
     for (int r = 0; r < p; ++r) {
         const In& in = *inputs[static_cast<std::size_t>(r)];
         auto counts = count_locally(in, dimension(in), id, call.stats && dimension(in) == dim);
-        for (std::size_t i = 0; i < sum.size(); ++i) sum[i] += counts.stats[i];
+        sum += counts.stats;
         call.blocks[static_cast<std::size_t>(r)] = std::move(counts.blocks);
     }
     call.sched = resolve_schedule(policy, p, root, is_commutative_v<Op, T>, dim, sizeof(T), nnz,

@@ -6,6 +6,7 @@
 // (the root and the policy), checked in that same allreduce.
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -78,25 +79,63 @@ bool stats_needed(const P& p, std::size_t dimension, std::size_t value_bytes, bo
     return true;
 }
 
-// The modelled time of that allreduce (recursive doubling of its 536 bytes).
+// One rank's contribution to the statistics allreduce. Nothing but doubles,
+// so the allreduce sums the struct as an array of them (MPI_DOUBLE, MPI_SUM).
+struct local_summary {
+    double entries = 0;
+    double dimension = 0;
+    double dense_input = 0;                        // 1: the input is a dense array
+    std::array<double, stats_buckets> histogram{}; // where the entries fall in the index space
+
+    local_summary& operator+=(const local_summary& o)
+    {
+        entries += o.entries;
+        dimension += o.dimension;
+        dense_input += o.dense_input;
+        for (std::size_t b = 0; b < stats_buckets; ++b) histogram[b] += o.histogram[b];
+        return *this;
+    }
+    bool operator==(const local_summary&) const = default;
+};
+
+// What the ranks must pass the same (issue 14 row 12), summed in the same
+// allreduce: the root and the policy, each as x and x^2 (P * sum(x^2) ==
+// sum(x)^2 exactly when every rank passed the same x, x below 2^20, so the
+// sums stay exact in a double up to 8192 ranks); and how many ranks could
+// not read the tuning (one-shot calls; a plan agreed on that when made).
+struct agreement_sums {
+    double root = 0, root_squared = 0;
+    double policy = 0, policy_squared = 0;
+    double tuning_failures = 0;
+};
+
+// The statistics allreduce's whole message.
+struct stats_message {
+    local_summary summary;
+    agreement_sums agreement;
+    static constexpr int doubles = static_cast<int>((sizeof(local_summary) + sizeof(agreement_sums)) / sizeof(double));
+};
+static_assert(sizeof(stats_message) == stats_message::doubles * sizeof(double), "the message is an array of doubles");
+
+// The modelled time of that allreduce (recursive doubling of its bytes).
 inline double stats_allreduce_time(int ranks, const cost_model& m)
 {
     int rounds = 0;
     while ((1 << rounds) < ranks) ++rounds;
-    return rounds * (m.alpha + m.beta * 8 * (3 + stats_buckets));
+    return rounds * (m.alpha + m.beta * static_cast<double>(sizeof(stats_message)));
 }
 
 // One rank's contribution: entries, dimension, dense input, histogram.
-inline std::vector<double> local_stats(double entries, std::size_t dimension, bool dense_input,
-                                       std::span<const std::uint32_t> blocks, std::size_t grain)
+inline local_summary local_stats(double entries, std::size_t dimension, bool dense_input,
+                                 std::span<const std::uint32_t> blocks, std::size_t grain)
 {
-    std::vector<double> v(3 + stats_buckets, 0);
-    v[0] = entries;
-    v[1] = static_cast<double>(dimension);
-    v[2] = dense_input;
+    local_summary v;
+    v.entries = entries;
+    v.dimension = static_cast<double>(dimension);
+    v.dense_input = dense_input;
     if (dimension)
         for (std::size_t b = 0; b < blocks.size(); ++b)
-            if (blocks[b]) v[3 + std::min(stats_buckets - 1, b * grain * stats_buckets / dimension)] += blocks[b];
+            if (blocks[b]) v.histogram[std::min(stats_buckets - 1, b * grain * stats_buckets / dimension)] += blocks[b];
     return v;
 }
 
@@ -105,7 +144,7 @@ inline std::vector<double> local_stats(double entries, std::size_t dimension, bo
 // blocks are kept, since the windows' counts are sums of them.
 struct local_counts {
     std::vector<std::uint32_t> blocks;
-    std::vector<double> stats;
+    local_summary stats;
 };
 template <class T, representation In>
 local_counts count_locally(const In& in, std::size_t dimension, const T& id, bool count)
@@ -120,8 +159,8 @@ local_counts count_locally(const In& in, std::size_t dimension, const T& id, boo
         if (count && dimension)
             for (const auto i : R::indices(in))
                 if (static_cast<std::size_t>(i) < dimension)
-                    lc.stats[3 + std::min(stats_buckets - 1, static_cast<std::size_t>(static_cast<double>(i) * stats_buckets /
-                                                                                        static_cast<double>(dimension)))] += 1;
+                    lc.stats.histogram[std::min(stats_buckets - 1, static_cast<std::size_t>(static_cast<double>(i) * stats_buckets /
+                                                                                         static_cast<double>(dimension)))] += 1;
         return lc;
     }
     if (count) {
@@ -134,10 +173,7 @@ local_counts count_locally(const In& in, std::size_t dimension, const T& id, boo
     return lc;
 }
 
-// What the ranks must agree on, in automatic's statistics allreduce (issue 14
-// row 12): the root and the policy, each as x and x^2; summed over P ranks,
-// P * sum(x^2) == sum(x)^2 exactly when every rank passed the same x (x
-// below 2^20, so the sums stay exact in a double up to 8192 ranks).
+// A policy as a number below 2^20 for agreement_sums.
 template <class P>
 double policy_fingerprint(const P& p)
 {
@@ -159,19 +195,19 @@ double policy_fingerprint(const P& p)
     }
     return static_cast<double>(h & 0xfffff);
 }
-inline void append_agreement(std::vector<double>& v, int root, double fingerprint)
+inline agreement_sums agreement_of(int root, double fingerprint)
 {
-    v.insert(v.end(), {static_cast<double>(root), static_cast<double>(root) * root, fingerprint, fingerprint * fingerprint});
+    return {static_cast<double>(root), static_cast<double>(root) * root, fingerprint, fingerprint * fingerprint, 0};
 }
-// Checks and removes the four sums append_agreement added: every rank throws, or none.
-inline void check_agreement(std::vector<double>& sum, int ranks)
+// Whether the summed agreement says every rank passed the same root and
+// policy: every rank throws, or none.
+inline void check_agreement(const agreement_sums& sum, int ranks)
 {
-    const double* a = sum.data() + sum.size() - 4;
     const auto same = [&](double s, double s2) { return static_cast<double>(ranks) * s2 == s * s; };
-    const bool roots = same(a[0], a[1]), policies = same(a[2], a[3]);
-    sum.resize(sum.size() - 4);
-    if (!roots) fail("the ranks passed different roots to reduce (the root must be the same on every rank)");
-    if (!policies) fail("the ranks passed different policies to reduce (the policy must be the same on every rank)");
+    if (!same(sum.root, sum.root_squared))
+        fail("the ranks passed different roots to reduce (the root must be the same on every rank)");
+    if (!same(sum.policy, sum.policy_squared))
+        fail("the ranks passed different policies to reduce (the policy must be the same on every rank)");
 }
 
 // Zipf when the lowest 1/64 of the index space holds more than four times
@@ -185,16 +221,16 @@ inline merge_model estimate_distribution(std::span<const double> histogram)
 }
 
 // The call as selection sees it, from the summed local_stats of all ranks.
-inline call_stats agreed_stats(std::span<const double> sum, int ranks, std::size_t value_bytes, bool dense_output)
+inline call_stats agreed_stats(const local_summary& sum, int ranks, std::size_t value_bytes, bool dense_output)
 {
     call_stats c;
     c.ranks = ranks;
     c.value_bytes = value_bytes;
-    c.entries = sum[0] / ranks;
-    c.dimension = static_cast<std::size_t>(sum[1] / ranks + 0.5);
-    c.dense_input = 2 * sum[2] >= ranks;
+    c.entries = sum.entries / ranks;
+    c.dimension = static_cast<std::size_t>(sum.dimension / ranks + 0.5);
+    c.dense_input = 2 * sum.dense_input >= ranks;
     c.dense_output = dense_output;
-    c.distribution = estimate_distribution(sum.subspan(3));
+    c.distribution = estimate_distribution(sum.histogram);
     return c;
 }
 
