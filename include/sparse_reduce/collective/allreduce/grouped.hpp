@@ -179,15 +179,15 @@ report grouped_allreduce(MPI_Comm pc, std::size_t dimension, const Policy& polic
     partial<T> acc = grouped_range(g, dimension, in, op, policy.wire, window, rep, st, buffers);
     // broadcasting
     T* dense_out = nullptr;
-    if constexpr (RO::kind == repr_kind::dense) dense_out = RO::output(out, dimension).data();
+    if constexpr (RO::kind == repr_kind::dense)
+        if (g.shape.size() > 1) dense_out = RO::output(out, dimension).data();
     std::vector<std::uint64_t> idx;
     std::vector<T> val;
     if (g.shape.size() > 1)
         allgather_ranges(g.group_pc, acc, g.ranges, window, id, policy.wire, dense_out, idx, val, rep, st, buffers);
     agree_and_throw(pc, me, st.failure, st.heard);
     if (g.shape.size() == 1) {
-        if (acc.is_dense) convert_into(out, acc.dense, op);
-        else convert_into(out, acc.sparse, op);
+        result_into(out, acc, op);
     } else if constexpr (RO::kind != repr_kind::dense) {
         convert_into(out, index_value_vector<T, std::uint64_t>(dimension, idx, val), op);
     }

@@ -5,10 +5,12 @@
 
 #include <algorithm>
 #include <bit>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <span>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "../../kernel/combine.hpp"
@@ -109,6 +111,20 @@ void fold_into_dense(const parsed_partial<T>& b, std::vector<T>& acc, std::size_
 {
     for (std::size_t k = 0; k < b.views.size(); ++k)
         fold_block_into_dense(b.views[k], acc.data() + k * window, id, op, theirs_left);
+}
+
+// A whole result into the caller's out; a dense one becomes a
+// std::vector<T> out as it is (no copy, no second array).
+template <class Out, class T, class Op>
+void result_into(Out& out, partial<T>& acc, const Op& op)
+{
+    if constexpr (std::same_as<Out, std::vector<T>>)
+        if (acc.is_dense) {
+            out = std::move(acc.dense);
+            return;
+        }
+    if (acc.is_dense) convert_into(out, acc.dense, op);
+    else convert_into(out, acc.sparse, op);
 }
 
 } // namespace sparse_reduce::detail

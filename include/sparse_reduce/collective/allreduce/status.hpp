@@ -81,6 +81,7 @@ std::size_t window_of(std::size_t segment_bytes)
 // Message buffers a plan keeps between calls (no page faults per call).
 struct exchange_buffers {
     wire_buffer send, receive;
+    wire_buffer send_next; // recursive doubling: the second of two messages in flight
     std::vector<wire_buffer> pieces; // grouped's updating: one per member
 };
 
