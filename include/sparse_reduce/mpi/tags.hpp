@@ -8,8 +8,9 @@
 //              streams child -> parent on stream_tag + 2k and top ->
 //              destination on forward_tag + 2k; the whole-message reduce
 //              uses stream_tag and forward_tag
-//   61 .. 63   allreduce: the broadcast's status, its blocks
-//              (broadcast_block_tag + k for its stream k), recursive doubling
+//   61 .. 64   allreduce: the broadcast's status, its blocks
+//              (broadcast_block_tag + k for its stream k of at most two),
+//              recursive doubling (64: above the broadcast's streams)
 //   71 .. 72   the distributed sort (sort/)
 //   73 .. 74   reduce_scatter (collective/reduce_scatter.hpp)
 
@@ -20,7 +21,7 @@ inline constexpr int forward_tag = 2; // top -> destination
 
 inline constexpr int broadcast_status_tag = 61; // root -> children: outcome of the reduce
 inline constexpr int broadcast_block_tag = 62;  // root -> children: one segment
-inline constexpr int doubling_tag = 63;         // recursive doubling and its fold
+inline constexpr int doubling_tag = 64;         // recursive doubling and its fold
 
 inline constexpr int rebalance_tag = 71;
 inline constexpr int move_data_tag = 72;

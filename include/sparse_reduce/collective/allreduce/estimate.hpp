@@ -1,0 +1,82 @@
+#pragma once
+// allreduce's cost model and automatic's choice (detail;
+// collective/allreduce.hpp, doc/allreduce.md): the α-β-γ estimate of
+// recursive doubling, reduce_broadcast and split-allgather from the mean
+// entry count, and the algorithm a plan runs.
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <utility>
+
+#include "../../model/cost.hpp"
+#include "../../model/merged_size.hpp"
+
+namespace sparse_reduce::detail {
+
+// The algorithms an allreduce plan runs (one per header in this folder).
+enum class allreduce_algorithm { reduce_broadcast, recursive_doubling, split_allgather, grouped };
+
+// ---- the model automatic chooses with (doc/allreduce.md) ----
+
+struct allreduce_estimate {
+    double recursive_doubling, reduce_broadcast, split_allgather;
+};
+// P ranks, `entries` per rank (mean), dimension C, values of v bytes.
+inline allreduce_estimate estimate_allreduce(int ranks, double entries, double dimension, double v,
+                                             double segment_bytes, const cost_model& m)
+{
+    const auto merged = [&](double k) { return std::min(dimension, merged_entries(k, entries, dimension, m.merge)); };
+    const auto bytes = [&](double e) { return std::min(e * (m.index_bytes + v), dimension * v) + m.header_bytes; };
+    const auto step = [&](double k) { // send a partial of k inputs, merge two
+        const double e = merged(k);
+        return m.alpha + m.beta * bytes(e) + (e * (m.index_bytes + v) < dimension * v ? m.gamma * 2 * e
+                                                                                     : m.gamma_dense * dimension);
+    };
+    int levels = 0;
+    while ((1 << (levels + 1)) <= ranks) ++levels;
+    const bool extra = (1 << levels) != ranks;
+    double rd = 0, binomial = 0;
+    for (int k = 0; k < levels; ++k) rd += step(std::ldexp(extra ? 2.0 : 1.0, k));
+    if (extra) rd += step(1) + m.alpha + m.beta * bytes(merged(ranks)); // fold in, send back
+    // reduce: a binomial tree's rounds, or a pipeline at ~ the result's bytes once per link
+    int rounds = 0;
+    while ((1 << rounds) < ranks) ++rounds;
+    for (int k = 0; k < rounds; ++k) binomial += step(std::ldexp(1.0, k));
+    const double result = bytes(merged(ranks));
+    const double segments = std::max(1.0, std::ceil(result / segment_bytes));
+    const double per_segment = m.alpha + m.beta * std::min(result, segment_bytes);
+    const double pipelined = (segments + 2 * rounds) * per_segment + m.gamma_dense * dimension;
+    const double broadcast = (segments + rounds - 1) * per_segment;
+    // split-allgather: every rank sends (P-1)/P of its entries directly
+    // (one message of wire blocks per peer), folds P pieces (pairwise while
+    // sparse: log2 P passes over its share; in place once dense), then a
+    // ring allgather of the reduced ranges; plus the sizes (an alltoall, an allgather).
+    const double P = ranks, share = (P - 1) / P, log_p = std::log2(std::max(P, 1.0));
+    const double scatter = (P - 1) * m.alpha + m.beta * bytes(entries) * share +
+                           (entries * (m.index_bytes + v) < dimension * v ? m.gamma * entries * log_p
+                                                                         : m.gamma_dense * dimension);
+    const double u = merged(ranks);
+    const double gather = (P - 1) * m.alpha + m.beta * bytes(u) * share +
+                          (u * (m.index_bytes + v) < dimension * v ? m.gamma * u : m.gamma_dense * dimension);
+    const double counts = 2 * log_p * m.alpha;
+    return {rd, std::min(binomial, pipelined) + broadcast, ranks > 1 ? scatter + gather + counts : 0};
+}
+
+// automatic's candidates with their estimates, in the order that wins a tie.
+inline std::array<std::pair<allreduce_algorithm, double>, 3> candidates(const allreduce_estimate& e)
+{
+    return {{{allreduce_algorithm::recursive_doubling, e.recursive_doubling},
+             {allreduce_algorithm::reduce_broadcast, e.reduce_broadcast},
+             {allreduce_algorithm::split_allgather, e.split_allgather}}};
+}
+
+// The candidate with the least estimate (the first of equals).
+inline allreduce_algorithm cheapest(const allreduce_estimate& e)
+{
+    const auto c = candidates(e);
+    return std::min_element(c.begin(), c.end(), [](const auto& a, const auto& b) { return a.second < b.second; })->first;
+}
+
+} // namespace sparse_reduce::detail

@@ -1,0 +1,203 @@
+#pragma once
+// grouped allreduce after Chen and Lee (n.d.) (detail;
+// collective/allreduce.hpp): on a 2D mesh of ranks, a reduce_scatter within
+// groups (updating), recursive doubling across corresponding members
+// (integration), an allgather back (broadcasting). split_allgather is one
+// group of all ranks.
+
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include <boost/mpi/communicator.hpp>
+#include <mpi.h>
+
+#include "../../error.hpp"
+#include "../../kernel/convert.hpp"
+#include "../../policy.hpp"
+#include "../../repr/index_value_vector.hpp"
+#include "../../report.hpp"
+#include "../../select/group_shape.hpp"
+#include "../../select/tuning.hpp"
+#include "../reduce_scatter.hpp"
+#include "partial_ops.hpp"
+#include "recursive_doubling.hpp"
+#include "split_allgather.hpp"
+#include "status.hpp"
+
+namespace sparse_reduce::detail {
+
+// The mesh a grouped plan sees (policy::grouped's comment).
+inline mesh_shape mesh_of(MPI_Comm comm, int rows, int cols)
+{
+    int P = 1, topo = MPI_UNDEFINED;
+    MPI_Comm_size(comm, &P);
+    MPI_Topo_test(comm, &topo);
+    if (topo == MPI_CART && rows == 0 && cols == 0) {
+        int nd = 0;
+        MPI_Cartdim_get(comm, &nd);
+        if (nd < 1 || nd > 2)
+            fail("grouped: the communicator is a " + std::to_string(nd) + "-dimensional cartesian one; 1 or 2 needed");
+        int dims[2] = {1, 1}, periods[2] = {1, 1}, coords[2] = {0, 0};
+        MPI_Cart_get(comm, nd, dims + (2 - nd), periods + (2 - nd), coords + (2 - nd));
+        return {dims[0], dims[1], periods[0] && periods[1]};
+    }
+    if (rows || cols) {
+        if (rows < 1 || cols < 1 || static_cast<long long>(rows) * cols != P)
+            fail("grouped: a " + std::to_string(rows) + "x" + std::to_string(cols) + " mesh for " + std::to_string(P) +
+                 " ranks");
+        return {rows, cols, false};
+    }
+    int dims[2] = {0, 0};
+    MPI_Dims_create(P, 2, dims);
+    return {dims[0], dims[1], false};
+}
+
+// A grouped plan's communicators: `group` (its members, in member order)
+// and `across` (the members of the same position in every group, in group
+// order), and the block ranges of the members.
+struct group_layout {
+    group_shape shape;
+    boost::mpi::communicator group, across;
+    MPI_Comm group_pc = MPI_COMM_NULL, across_pc = MPI_COMM_NULL;
+    std::vector<std::size_t> ranges;
+    int member = 0;
+};
+
+inline group_layout make_group_layout(MPI_Comm pc, const mesh_shape& m, const group_shape& g, std::size_t dimension)
+{
+    int me = 0;
+    MPI_Comm_rank(pc, &me);
+    const int row = me / m.cols, col = me % m.cols;
+    const int gid = (row / g.rows) * (m.cols / g.cols) + col / g.cols;
+    group_layout l;
+    l.shape = g;
+    l.member = (row % g.rows) * g.cols + col % g.cols;
+    MPI_Comm group = MPI_COMM_NULL, across = MPI_COMM_NULL;
+    MPI_Comm_split(pc, gid, l.member, &group);
+    MPI_Comm_split(pc, l.member, gid, &across);
+    l.group = boost::mpi::communicator(group, boost::mpi::comm_take_ownership);
+    l.across = boost::mpi::communicator(across, boost::mpi::comm_take_ownership);
+    l.group_pc = group; // new communicators: nobody else's messages on them
+    l.across_pc = across;
+    l.ranges = block_ranges(dimension, g.size());
+    return l;
+}
+
+// A grouped plan's state: the mesh, and the groups (none until the first
+// call when the model chooses them; shared by copies of a plan).
+struct grouped_state {
+    mesh_shape mesh{};
+    std::shared_ptr<group_layout> layout;
+};
+
+// The model's group shape (policy::grouped without one), from this call's
+// mean density; collective, once per plan.
+template <class T, class Policy, class In>
+void choose_groups(MPI_Comm pc, std::size_t dimension, const Policy& policy, grouped_state& gs, const In& in,
+                   const T& id, bool commutative)
+{
+    std::string tuning_error;
+    const tuning* t = policy.tuned ? &*policy.tuned : nullptr;
+    try {
+        if (!t) t = &current_tuning(policy.tuning_file);
+    } catch (const std::exception& e) {
+        tuning_error = unprefixed(e.what());
+    }
+    bool any_bad = false;
+    const double mean = mean_entries(pc, in, id, !tuning_error.empty(), &any_bad);
+    if (any_bad)
+        fail("grouped: the tuning could not be read on some rank" +
+             (tuning_error.empty() ? std::string() : ": " + tuning_error));
+    const double v = sizeof(T);
+    replication::params p;
+    p.N_a = dimension ? mean / static_cast<double>(dimension) : 0;
+    p.T_x = (t->machine.index_bytes + v) / v;         // a sparse entry against a dense datum
+    p.T_m = t->machine.gamma / (t->machine.beta * v); // one merge against one datum's transfer
+    const group_shape g = choose_group_shape(gs.mesh, policy.bidirectional_links, p, !commutative);
+    gs.layout = std::make_shared<group_layout>(make_group_layout(pc, gs.mesh, g, dimension));
+}
+
+// Updating and integration: this member's range of the whole reduction (a
+// failed rank, in st, goes on with nothing).
+template <class In, class Op>
+partial<value_type_of<In>> grouped_range(const group_layout& g, std::size_t dimension, const In& in, const Op& op,
+                                         wire::format fmt, std::size_t window, report& rep, call_status& st,
+                                         exchange_buffers& buffers)
+{
+    using T = value_type_of<In>;
+    using RI = repr_traits<std::remove_cvref_t<In>>;
+    const T id = identity<T>(op);
+    const auto m = static_cast<std::size_t>(g.member);
+    const std::size_t len = g.ranges[m + 1] - g.ranges[m];
+    partial<T> mine;
+    const T* dense_in = nullptr; // a dense input is encoded from the caller's array
+    try {
+        check_dimension(in, dimension, st.rank);
+        // groups of one: no updating or broadcasting, the input is the replica
+        if constexpr (RI::kind == repr_kind::dense)
+            if (g.shape.size() > 1) dense_in = RI::read(in).data();
+        if (!dense_in) mine = partial_of(in, dimension, op);
+    } catch (...) {
+        st.fail_here();
+    }
+    partial<T> acc = g.shape.size() == 1 ? std::move(mine)
+                                         : scatter_ranges(g.group_pc, mine, dense_in, g.ranges, window, id, fmt, op,
+                                                          rep, st, buffers);
+    // integration across the groups, in group order
+    if (g.across.size() > 1)
+        acc = recursive_doubling(g.across_pc, std::move(acc), len, op, fmt, window, rep, st, buffers);
+    return acc;
+}
+
+// One grouped (or split_allgather) call.
+template <class Policy, class In, class Out, class Op>
+report grouped_allreduce(MPI_Comm pc, std::size_t dimension, const Policy& policy, grouped_state& gs, const In& in,
+                         Out& out, const Op& op, exchange_buffers& buffers)
+{
+    using T = value_type_of<In>;
+    using RO = repr_traits<std::remove_cvref_t<Out>>;
+    int me = 0;
+    MPI_Comm_rank(pc, &me);
+    const T id = identity<T>(op);
+    constexpr bool commutative = is_commutative_v<Op, T>;
+    if constexpr (!rle_value<T>)
+        if (policy.wire == wire::rle) fail("the rle wire format needs float or double values");
+    if constexpr (std::same_as<Policy, policy::grouped>)
+        if (!gs.layout) choose_groups<T>(pc, dimension, policy, gs, in, id, commutative);
+    const group_layout& g = *gs.layout;
+    if (!commutative && !contiguous_in_rank_order(g.shape, gs.mesh)) // the same on every rank
+        fail("grouped: groups of " + to_string(g.shape) + " on a " + to_string(gs.mesh) +
+             " mesh are not runs of consecutive ranks, which a non-commutative operation needs "
+             "(use 1 x b groups or whole rows)");
+    const std::size_t window = window_of<T>(policy.segment_bytes);
+    report rep;
+    call_status st{me};
+    partial<T> acc = grouped_range(g, dimension, in, op, policy.wire, window, rep, st, buffers);
+    // broadcasting
+    T* dense_out = nullptr;
+    if constexpr (RO::kind == repr_kind::dense)
+        if (g.shape.size() > 1) dense_out = RO::output(out, dimension).data();
+    std::vector<std::uint64_t> idx;
+    std::vector<T> val;
+    if (g.shape.size() > 1)
+        allgather_ranges(g.group_pc, acc, g.ranges, window, id, policy.wire, dense_out, idx, val, rep, st, buffers);
+    agree_and_throw(pc, me, st.failure, st.heard);
+    if (g.shape.size() == 1) {
+        result_into(out, acc, op);
+    } else if constexpr (RO::kind != repr_kind::dense) {
+        convert_into(out, index_value_vector<T, std::uint64_t>(dimension, idx, val), op);
+    }
+    const std::string params = "wire=" + std::string(wire::to_string(policy.wire)) +
+                               ", segment=" + std::to_string(window * sizeof(T)) + ")";
+    rep.algorithm = std::same_as<Policy, policy::split_allgather>
+                        ? "split_allgather(" + params
+                        : "grouped(mesh " + to_string(gs.mesh) + ", groups " + to_string(g.shape) + ", " + params;
+    return rep;
+}
+
+} // namespace sparse_reduce::detail

@@ -1,0 +1,47 @@
+#pragma once
+// allreduce's point-to-point messages (detail; collective/allreduce.hpp):
+// (its tags are in mpi/tags.hpp), messages of any size sent in pieces below 1 GiB
+// (isend_bytes) that the receiver takes without knowing their size.
+
+#include <cstddef>
+#include <vector>
+
+#include <mpi.h>
+
+#include "../../mpi/bytes.hpp"
+#include "../../mpi/tags.hpp"
+#include "partial_codec.hpp"
+
+namespace sparse_reduce::detail {
+
+// Sends `bytes` as pieces of max_piece_bytes (isend_bytes), the last one
+// shorter (empty when bytes is a multiple): recv_message knows the end.
+inline void isend_message(const void* p, std::size_t bytes, int dest, int tag, MPI_Comm comm,
+                          std::vector<MPI_Request>& reqs)
+{
+    isend_bytes(p, bytes, dest, tag, comm, reqs);
+    if (bytes > 0 && bytes % max_piece_bytes == 0) {
+        reqs.emplace_back();
+        MPI_Isend(p, 0, MPI_BYTE, dest, tag, comm, &reqs.back());
+    }
+}
+
+// Receives one message of isend_message into buf from byte `at` (8-aligned;
+// buf grown as needed, one spare word past the end); returns its bytes.
+inline std::size_t recv_message(int source, int tag, MPI_Comm comm, wire_buffer& buf, std::size_t at = 0)
+{
+    std::size_t total = at;
+    for (;;) {
+        MPI_Status st;
+        int count = 0;
+        MPI_Probe(source, tag, comm, &st);
+        MPI_Get_count(&st, MPI_BYTE, &count);
+        const auto n = static_cast<std::size_t>(count);
+        if (buf.size() < (total + n) / 8 + 1) buf.resize((total + n) / 8 + 1);
+        MPI_Recv(reinterpret_cast<char*>(buf.data()) + total, count, MPI_BYTE, source, tag, comm, MPI_STATUS_IGNORE);
+        total += n;
+        if (n < max_piece_bytes) return total - at;
+    }
+}
+
+} // namespace sparse_reduce::detail

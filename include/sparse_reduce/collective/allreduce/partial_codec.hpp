@@ -1,0 +1,183 @@
+#pragma once
+// allreduce's partial results and their codec (detail; collective/allreduce.hpp):
+// a partial is index/value while that is smaller than dense, else dense; on
+// the wire it is a run of wire blocks (wire/block.hpp) of `window`
+// elements each, every block in its smallest form. No MPI here: the codec
+// is unit-tested on its own (test/unit/test_partial_codec.cpp).
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "../../error.hpp"
+#include "../../repr/index_value_vector.hpp"
+#include "../../wire/block.hpp"
+
+namespace sparse_reduce::detail {
+
+// 8-aligned message storage (wire blocks are read in place).
+using wire_buffer = std::vector<std::uint64_t>;
+inline std::span<const std::byte> bytes_of(const wire_buffer& b, std::size_t n)
+{
+    return {reinterpret_cast<const std::byte*>(b.data()), n};
+}
+// `words` 8-byte words of b from word `first`.
+inline std::span<const std::byte> bytes_of(const wire_buffer& b, std::size_t first, std::size_t words)
+{
+    return {reinterpret_cast<const std::byte*>(b.data() + first), words * 8};
+}
+
+// A partial result: index/value while that is smaller than dense.
+template <class T>
+struct partial {
+    bool is_dense = false;
+    std::vector<T> dense;
+    index_value_vector<T, std::uint64_t> sparse;
+    std::size_t entries() const { return is_dense ? dense.size() : sparse.nnz(); }
+};
+
+// Whether e entries of T are better held (and combined) dense.
+template <class T>
+bool dense_is_smaller(std::size_t entries, std::size_t dimension)
+{
+    return entries * (sizeof(std::uint64_t) + sizeof(T)) >= dimension * sizeof(T);
+}
+
+// Entries [lo, hi) of index/value arrays as a reader relative to lo. A
+// value type: encode_block reads its reader twice (measure, then write), so
+// exec/reduce_node.hpp's window_reader, which shares one persistent reader,
+// does not fit here.
+template <class T>
+class block_window_reader {
+public:
+    block_window_reader(const std::uint64_t* idx, const T* val, std::size_t n, std::size_t lo)
+        : idx_(idx), val_(val), n_(n), lo_(lo) {}
+    bool done() const noexcept { return k_ == n_; }
+    std::size_t index() const noexcept { return static_cast<std::size_t>(idx_[k_]) - lo_; }
+    const T& value() const noexcept { return val_[k_]; }
+    void next() noexcept { ++k_; }
+
+private:
+    const std::uint64_t* idx_;
+    const T* val_;
+    std::size_t n_, lo_, k_ = 0;
+};
+
+// Appends window [lo, lo + len) of a partial (or of the dense array
+// `dense`, when given) as one wire block at byte offset `at` of buf;
+// returns the new end.
+template <class T>
+std::size_t append_block(const partial<T>& p, const T* dense, std::size_t lo, std::size_t len, const T& id,
+                         wire::format f, wire_buffer& buf, std::size_t at)
+{
+    const std::size_t need = at + wire::max_block_bytes<T>(len, f);
+    if (buf.size() * 8 < need) buf.resize((need + 7) / 8);
+    std::byte* out = reinterpret_cast<std::byte*>(buf.data()) + at;
+    if (!dense && p.is_dense) dense = p.dense.data();
+    if (dense) return at + wire::encode_block<T>(std::span<const T>(dense + lo, len), id, f, out);
+    const auto idx = p.sparse.indices();
+    const auto b = std::lower_bound(idx.begin(), idx.end(), static_cast<std::uint64_t>(lo));
+    const auto e = std::lower_bound(b, idx.end(), static_cast<std::uint64_t>(lo + len));
+    const std::size_t k = static_cast<std::size_t>(b - idx.begin());
+    return at + wire::encode_block<T>(block_window_reader<T>(idx.data() + k, p.sparse.values().data() + k,
+                                                             static_cast<std::size_t>(e - b), lo),
+                                      len, id, f, out);
+}
+
+// Appends one decoded block (window at lo) to an index/value accumulator.
+template <class T>
+void append_entries(const wire::block_view<T>& v, std::size_t lo, const T& id, std::vector<std::uint64_t>& idx,
+                    std::vector<T>& val)
+{
+    wire::visit_block(v, id, [&](auto r) {
+        for (; !r.done(); r.next()) {
+            idx.push_back(lo + r.index());
+            val.push_back(r.value());
+        }
+    });
+}
+
+// Decodes the blocks of local windows [from, to) (`from` a multiple of
+// `window`) starting at byte `at`: into dense_out + base (when given), else
+// appended as entries at base + offset. Returns the byte after them.
+template <class T>
+std::size_t decode_blocks(std::span<const std::byte> bytes, std::size_t at, std::size_t base, std::size_t from,
+                          std::size_t to, std::size_t window, const T& id, T* dense_out, std::vector<std::uint64_t>& idx,
+                          std::vector<T>& val)
+{
+    for (std::size_t lo = from; lo < to; lo += window) {
+        const std::size_t len = std::min(window, to - lo);
+        const auto v = wire::parse_block<T>(bytes.subspan(at), len);
+        at += v.bytes;
+        if (dense_out) wire::decode_block_into(v, id, std::span<T>(dense_out + base + lo, len));
+        else append_entries(v, base + lo, id, idx, val);
+    }
+    return at;
+}
+
+// A whole partial as blocks of `window` elements, behind an 8-byte status
+// (0 ok; else 1 + the failing rank). A failed sender sends the status alone.
+template <class T>
+std::size_t encode_partial(const partial<T>* p, std::size_t dimension, std::size_t window, const T& id,
+                           wire::format f, std::int64_t status, wire_buffer& buf)
+{
+    if (buf.empty()) buf.resize(1); // a kept buffer is not shrunk: growing it again would zero it
+    buf[0] = static_cast<std::uint64_t>(status);
+    std::size_t at = 8;
+    if (status != 0) return at;
+    for (std::size_t lo = 0; lo < dimension; lo += window)
+        at = append_block<T>(*p, nullptr, lo, std::min(window, dimension - lo), id, f, buf, at);
+    return at;
+}
+
+// A whole partial's blocks, parsed in place, and how many entries they hold
+// (a dense or RLE block counted as full): the form to decode or fold into.
+template <class T>
+struct parsed_partial {
+    std::vector<wire::block_view<T>> views;
+    std::size_t entries = 0;
+};
+
+template <class T>
+parsed_partial<T> parse_partial(std::span<const std::byte> bytes, std::size_t dimension, std::size_t window)
+{
+    parsed_partial<T> b;
+    std::size_t at = 0;
+    for (std::size_t lo = 0; lo < dimension; lo += window) {
+        b.views.push_back(wire::parse_block<T>(bytes.subspan(at), std::min(window, dimension - lo)));
+        const auto& v = b.views.back();
+        const bool listed = v.tag == wire::block_tag::index_value16 || v.tag == wire::block_tag::index_value32;
+        b.entries += listed ? v.count : v.length;
+        at += v.bytes;
+    }
+    if (at != bytes.size()) fail("malformed message: " + std::to_string(bytes.size() - at) + " bytes after the last block");
+    return b;
+}
+
+// The parsed blocks as a partial: dense (dense blocks by memcpy) when their
+// entries fill it, else index/value.
+template <class T>
+partial<T> decode_partial(const parsed_partial<T>& b, std::size_t dimension, std::size_t window, const T& id)
+{
+    partial<T> p;
+    if (dense_is_smaller<T>(b.entries, dimension)) {
+        p.is_dense = true;
+        p.dense.resize(dimension);
+        for (std::size_t k = 0; k < b.views.size(); ++k)
+            wire::decode_block_into(b.views[k], id, std::span<T>(p.dense.data() + k * window, b.views[k].length));
+        return p;
+    }
+    std::vector<std::uint64_t> idx;
+    std::vector<T> val;
+    idx.reserve(b.entries);
+    val.reserve(b.entries);
+    for (std::size_t k = 0; k < b.views.size(); ++k) append_entries(b.views[k], k * window, id, idx, val);
+    p.sparse = index_value_vector<T, std::uint64_t>(dimension, idx, val);
+    return p;
+}
+
+} // namespace sparse_reduce::detail

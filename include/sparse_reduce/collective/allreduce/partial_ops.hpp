@@ -1,0 +1,130 @@
+#pragma once
+// allreduce's partials combined (detail; collective/allreduce.hpp): a
+// caller's input as a partial, two partials combined, parsed blocks folded
+// into a dense accumulator in place. No MPI here.
+
+#include <algorithm>
+#include <bit>
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "../../kernel/combine.hpp"
+#include "../../kernel/convert.hpp"
+#include "../../kernel/entry_stream.hpp"
+#include "../../repr/index_value_vector.hpp"
+#include "../../wire/block.hpp"
+#include "partial_codec.hpp"
+
+namespace sparse_reduce::detail {
+
+// left ⊗ right, dense once the result's index/value form would be larger.
+template <class T, class Op>
+partial<T> combine_partials(const partial<T>& left, const partial<T>& right, const Op& op, std::size_t dimension)
+{
+    partial<T> out;
+    const auto run = [&](const auto& a, const auto& b) {
+        out.is_dense = left.is_dense || right.is_dense ||
+                       dense_is_smaller<T>(std::max(stored_entries(a), stored_entries(b)), dimension);
+        if (out.is_dense) combine_into(out.dense, a, b, op);
+        else combine_into(out.sparse, a, b, op);
+        if (!out.is_dense && dense_is_smaller<T>(out.sparse.nnz(), dimension)) {
+            convert_into(out.dense, out.sparse, op);
+            out.is_dense = true;
+            out.sparse = {};
+        }
+    };
+    if (left.is_dense && right.is_dense) run(left.dense, right.dense);
+    else if (left.is_dense) run(left.dense, right.sparse);
+    else if (right.is_dense) run(left.sparse, right.dense);
+    else run(left.sparse, right.sparse);
+    return out;
+}
+
+// Non-identity entries of any input (a dense one counted: one pass that
+// vectorises, bits compared for floating point).
+template <class In, class T>
+std::size_t count_entries(const In& in, const T& id)
+{
+    using R = repr_traits<std::remove_cvref_t<In>>;
+    if constexpr (R::kind == repr_kind::dense && (bit_comparable_float<T> || std::is_integral_v<T>)) {
+        // x | -x has its top bit set iff x != 0: branch-free, and it
+        // vectorises without SSE4.1's 64-bit compare
+        using B = bits_of<T>;
+        const B idb = std::bit_cast<B>(id);
+        B e = 0;
+        for (const T& x : R::read(in)) {
+            const B d = static_cast<B>(std::bit_cast<B>(x) ^ idb);
+            e += static_cast<B>(static_cast<B>(d | static_cast<B>(B(0) - d)) >> (sizeof(B) * 8 - 1));
+        }
+        return static_cast<std::size_t>(e);
+    } else if constexpr (R::kind == repr_kind::dense) {
+        std::size_t e = 0;
+        for (const T& x : R::read(in)) e += !same_value(x, id);
+        return e;
+    } else {
+        return stored_entries(in);
+    }
+}
+
+// Any input as a partial: dense once that is smaller.
+template <class In, class Op>
+partial<value_type_of<In>> partial_of(const In& in, std::size_t dimension, const Op& op)
+{
+    using T = value_type_of<In>;
+    partial<T> p;
+    if (dense_is_smaller<T>(count_entries(in, identity<T>(op)), dimension)) {
+        p.is_dense = true;
+        convert_into(p.dense, in, op);
+    } else {
+        convert_into(p.sparse, in, op);
+    }
+    return p;
+}
+
+// Folds one parsed block (window at acc) into a dense accumulator in place:
+// theirs on the left or on the right.
+template <class T, class Op>
+void fold_block_into_dense(const wire::block_view<T>& v, T* a, const T& id, const Op& op, bool theirs_left)
+{
+    if (v.tag == wire::block_tag::dense) { // absent on one side: the other's value, bit for bit
+        fold_dense(a, v.values, v.length, theirs_left, op, id);
+        return;
+    }
+    wire::visit_block(v, id, [&](auto r) {
+        for (; !r.done(); r.next()) {
+            T& x = a[r.index()];
+            x = fold_onto(x, r.value(), theirs_left, op, id); // a block's entries are never the identity
+        }
+    });
+}
+
+// Folds parsed blocks (a whole partial) into the dense accumulator in
+// place: theirs on the left or on the right.
+template <class T, class Op>
+void fold_into_dense(const parsed_partial<T>& b, std::vector<T>& acc, std::size_t window, const T& id, const Op& op,
+                     bool theirs_left)
+{
+    for (std::size_t k = 0; k < b.views.size(); ++k)
+        fold_block_into_dense(b.views[k], acc.data() + k * window, id, op, theirs_left);
+}
+
+// A whole result into the caller's out; a dense one becomes a
+// std::vector<T> out as it is (no copy, no second array).
+template <class Out, class T, class Op>
+void result_into(Out& out, partial<T>& acc, const Op& op)
+{
+    if constexpr (std::same_as<Out, std::vector<T>>)
+        if (acc.is_dense) {
+            out = std::move(acc.dense);
+            return;
+        }
+    if (acc.is_dense) convert_into(out, acc.dense, op);
+    else convert_into(out, acc.sparse, op);
+}
+
+} // namespace sparse_reduce::detail

@@ -1,0 +1,304 @@
+#pragma once
+// recursive_doubling allreduce (detail; collective/allreduce.hpp): log2 P
+// exchanges of whole partial results with rank ^ 2^k; a partial is
+// index/value until that outgrows dense, then dense. P not a power of two:
+// ranks 2i+1 < 2r (r = P - 2^floor(log2 P)) fold into 2i first and get the
+// result back last. Non-commutative operations keep rank order: the lower
+// ranks' partial is always on the left.
+//
+// An exchange streams: each side sends its partial in messages of about
+// doubling_message_bytes (wire blocks of `window` elements, each in its
+// smallest form, then a trailer: the sender's status, the windows the
+// message holds) and takes the partner's as they arrive, two of its own in
+// flight at most. A dense partial folds each of the partner's windows in
+// place as soon as its own copy of that window has gone out, so a step
+// holds the partial and a few messages, not the partial, the whole encoded
+// message and the partner's whole message. A sparse partial (or the result
+// sent back to a folded rank) gathers the partner's messages whole, then
+// decodes and combines as one.
+
+#include <algorithm>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <mpi.h>
+
+#include "../../error.hpp"
+#include "../../kernel/convert.hpp"
+#include "../../report.hpp"
+#include "../../wire/block.hpp"
+#include "messages.hpp"
+#include "partial_codec.hpp"
+#include "partial_ops.hpp"
+#include "status.hpp"
+
+namespace sparse_reduce::detail {
+
+// Messages of a streamed exchange: about this many bytes (or one window).
+inline constexpr std::size_t doubling_message_bytes = std::size_t{1} << 20;
+
+// How a step takes the partner's partial: folded in on the side its ranks'
+// order says, or instead of ours.
+enum class doubling_fold { theirs_left, theirs_right, replace };
+
+// This rank's side of a step: its partial (nullptr: failed, the status
+// alone in one message) in messages of whole windows.
+template <class T>
+class partial_sender {
+public:
+    partial_sender(MPI_Comm pc, int partner, const partial<T>* p, std::int64_t status, std::size_t dimension,
+                   std::size_t window, const T& id, wire::format fmt, exchange_buffers& buffers)
+        : pc_(pc), partner_(partner), p_(p), status_(p ? status : (status ? status : 1)), dimension_(dimension),
+          window_(window), windows_((dimension + window - 1) / window),
+          message_bytes_(std::max(doubling_message_bytes, window * sizeof(T))), id_(id), fmt_(fmt), buffers_(buffers)
+    {
+    }
+    ~partial_sender() { finish(); }
+    partial_sender(const partial_sender&) = delete;
+    partial_sender& operator=(const partial_sender&) = delete;
+
+    bool done() const { return sent_ > 0 && next_ == windows_; }
+    // Windows sent so far: the partial may be changed below this one.
+    std::size_t frontier() const { return next_; }
+
+    void send_one(report& rep)
+    {
+        const std::size_t slot = sent_ % 2;
+        wire_buffer& b = slot ? buffers_.send_next : buffers_.send;
+        wait_all(reqs_[slot]); // a kept buffer is not shrunk: growing it again would zero it
+        const std::size_t first = next_;
+        std::size_t at = 0;
+        if (status_ != 0) next_ = windows_;
+        while (next_ < windows_ && at < message_bytes_) {
+            const std::size_t lo = next_ * window_;
+            at = append_block<T>(*p_, nullptr, lo, std::min(window_, dimension_ - lo), id_, fmt_, b, at);
+            ++next_;
+        }
+        if (b.size() < at / 8 + 2) b.resize(at / 8 + 2);
+        b[at / 8] = static_cast<std::uint64_t>(status_);
+        b[at / 8 + 1] = next_ - first;
+        at += 16;
+        isend_message(b.data(), at, partner_, doubling_tag, pc_, reqs_[slot]);
+        rep.bytes_sent += at;
+        ++rep.messages_sent;
+        ++sent_;
+    }
+
+    void finish()
+    {
+        wait_all(reqs_[0]);
+        wait_all(reqs_[1]);
+    }
+
+private:
+    MPI_Comm pc_;
+    int partner_;
+    const partial<T>* p_;
+    std::int64_t status_;
+    std::size_t dimension_, window_, windows_, message_bytes_;
+    T id_;
+    wire::format fmt_;
+    exchange_buffers& buffers_;
+    std::size_t next_ = 0, sent_ = 0;
+    std::vector<MPI_Request> reqs_[2];
+};
+
+// The partner's side of a step, into `acc`: a dense partial folds window
+// by window as messages arrive (fold_ready), anything else takes the whole
+// partial at the end (finish).
+template <class T, class Op>
+class partial_receiver {
+public:
+    partial_receiver(MPI_Comm pc, int partner, partial<T>& acc, std::size_t dimension, std::size_t window, const T& id,
+                     const Op& op, doubling_fold how, call_status& st, exchange_buffers& buffers)
+        : pc_(pc), partner_(partner), acc_(acc), dimension_(dimension), window_(window),
+          windows_((dimension + window - 1) / window), id_(id), op_(op), how_(how), st_(st), buf_(buffers.receive),
+          streamed_(acc.is_dense && how != doubling_fold::replace && !st.failed())
+    {
+    }
+
+    bool done() const { return received_ > 0 && covered_ == windows_; }
+    // Windows received so far.
+    std::size_t frontier() const { return covered_; }
+
+    void receive_one(report& rep)
+    {
+        const std::size_t at = streamed_ ? 0 : whole_;
+        const std::size_t n = recv_message(partner_, doubling_tag, pc_, buf_, at);
+        rep.bytes_received += n;
+        ++received_;
+        const std::size_t end = at + n - std::min<std::size_t>(n, 16);
+        const auto status = n >= 16 ? static_cast<std::int64_t>(buf_[end / 8]) : 0;
+        const std::size_t count = n >= 16 ? static_cast<std::size_t>(buf_[end / 8 + 1]) : 0;
+        if (status != 0) {
+            st_.hear(status);
+            covered_ = windows_; // a failed sender sends its status alone
+            return;
+        }
+        if (n < 16 || count > windows_ - covered_ || (count == 0 && windows_ > 0)) {
+            try {
+                fail("malformed message: " + std::to_string(n) + " bytes, " + std::to_string(count) + " windows");
+            } catch (...) {
+                st_.fail_here();
+            }
+            covered_ = windows_; // cannot come from a rank of this plan: stop here
+            return;
+        }
+        covered_ += count;
+        if (streamed_) {
+            pos_ = 0;
+            end_ = end;
+        } else {
+            whole_ = end;
+        }
+    }
+
+    // Streamed: folds the windows received below `limit`.
+    void fold_ready(std::size_t limit)
+    {
+        if (!streamed_) return;
+        try {
+            for (; folded_ < covered_ && folded_ < limit && !st_.failed(); ++folded_) {
+                const std::size_t lo = folded_ * window_;
+                const auto v = wire::parse_block<T>(bytes_of(buf_, end_).subspan(pos_), std::min(window_, dimension_ - lo));
+                pos_ += v.bytes;
+                fold_block_into_dense(v, acc_.dense.data() + lo, id_, op_, how_ == doubling_fold::theirs_left);
+                if (folded_ + 1 == covered_ && pos_ != end_)
+                    fail("malformed message: " + std::to_string(end_ - pos_) + " bytes after the last block");
+            }
+        } catch (...) {
+            st_.fail_here();
+        }
+    }
+
+    // Not streamed: the partner's whole partial, decoded and combined (or taken).
+    void finish()
+    {
+        if (streamed_ || st_.failed()) return;
+        try {
+            const auto blocks = parse_partial<T>(bytes_of(buf_, whole_), dimension_, window_);
+            if (how_ == doubling_fold::replace && acc_.is_dense && dense_is_smaller<T>(blocks.entries, dimension_)) {
+                for (std::size_t k = 0; k < blocks.views.size(); ++k) // as decode_partial would, into our array
+                    wire::decode_block_into(blocks.views[k], id_,
+                                            std::span<T>(acc_.dense.data() + k * window_, blocks.views[k].length));
+                return;
+            }
+            auto theirs = decode_partial(blocks, dimension_, window_, id_);
+            acc_ = how_ == doubling_fold::replace       ? std::move(theirs)
+                   : how_ == doubling_fold::theirs_left ? combine_partials(theirs, acc_, op_, dimension_)
+                                                        : combine_partials(acc_, theirs, op_, dimension_);
+        } catch (...) {
+            st_.fail_here();
+        }
+    }
+
+private:
+    MPI_Comm pc_;
+    int partner_;
+    partial<T>& acc_;
+    std::size_t dimension_, window_, windows_;
+    T id_;
+    const Op& op_;
+    doubling_fold how_;
+    call_status& st_;
+    wire_buffer& buf_;
+    bool streamed_;
+    std::size_t received_ = 0, covered_ = 0, folded_ = 0, pos_ = 0, end_ = 0, whole_ = 0;
+};
+
+// One step with `partner`: send ours (if send), receive theirs (if receive)
+// and fold it in or take it. Each side sends while it has not sent past what
+// it has received, else receives: neither waits on the other forever, and a
+// received window is folded once ours has gone out.
+template <class T, class Op>
+void doubling_step(MPI_Comm pc, int partner, bool send, bool receive, doubling_fold how, partial<T>& acc,
+                   std::size_t dimension, const Op& op, wire::format fmt, std::size_t window, report& rep,
+                   call_status& st, exchange_buffers& buffers)
+{
+    const T id = identity<T>(op);
+    partial_sender<T> s(pc, partner, st.failed() ? nullptr : &acc, st.word(), dimension, window, id, fmt, buffers);
+    partial_receiver<T, Op> r(pc, partner, acc, dimension, window, id, op, how, st, buffers);
+    const std::size_t all = (dimension + window - 1) / window;
+    while ((send && !s.done()) || (receive && !r.done())) {
+        if (send && !s.done() && (!receive || r.done() || r.frontier() >= s.frontier())) s.send_one(rep);
+        else r.receive_one(rep);
+        if (receive) r.fold_ready(send ? s.frontier() : all);
+    }
+    s.finish();
+    if (receive) r.finish();
+}
+
+// Recursive doubling over pc of the partials `acc` (dimension entries each);
+// returns the whole reduction. A failed rank (st) exchanges status words only.
+template <class T, class Op>
+partial<T> recursive_doubling(MPI_Comm pc, partial<T> acc, std::size_t dimension, const Op& op, wire::format fmt,
+                              std::size_t window, report& rep, call_status& st, exchange_buffers& buffers)
+{
+    if constexpr (!rle_value<T>)
+        if (fmt == wire::rle) fail("the rle wire format needs float or double values");
+    int me = 0, P = 1;
+    MPI_Comm_rank(pc, &me);
+    MPI_Comm_size(pc, &P);
+    const auto step = [&](int partner, bool send, bool receive, doubling_fold how) {
+        doubling_step(pc, partner, send, receive, how, acc, dimension, op, fmt, window, rep, st, buffers);
+    };
+    const int pow2 = static_cast<int>(std::bit_floor(static_cast<unsigned>(P)));
+    const int extra = P - pow2;
+    // fold: 2i+1 -> 2i for i < extra; virtual rank vr over pow2 ranks keeps the order
+    int vr = -1;
+    if (me < 2 * extra) {
+        if (me % 2) step(me - 1, true, false, doubling_fold::replace);
+        else {
+            step(me + 1, false, true, doubling_fold::theirs_right);
+            vr = me / 2;
+        }
+    } else {
+        vr = me - extra;
+    }
+    const auto real = [&](int v) { return v < extra ? 2 * v : v + extra; };
+    if (vr >= 0)
+        for (int mask = 1; mask < pow2; mask <<= 1) {
+            const int pv = vr ^ mask;
+            step(real(pv), true, true, pv < vr ? doubling_fold::theirs_left : doubling_fold::theirs_right);
+        }
+    // send the result back to the folded ranks
+    if (me < 2 * extra) {
+        if (me % 2) step(me - 1, false, true, doubling_fold::replace);
+        else step(me + 1, true, false, doubling_fold::replace);
+    }
+    return acc;
+}
+
+// One recursive_doubling call: the caller's input as a partial, the steps,
+// the agreement on failures, the result into out.
+template <class In, class Out, class Op>
+report doubling_allreduce(MPI_Comm pc, std::size_t dimension, const In& in, Out& out, const Op& op, wire::format fmt,
+                          std::size_t segment_bytes, exchange_buffers& buffers)
+{
+    using T = value_type_of<In>;
+    int me = 0;
+    MPI_Comm_rank(pc, &me);
+    report rep;
+    call_status st{me};
+    partial<T> acc;
+    try {
+        check_dimension(in, dimension, me);
+        acc = partial_of(in, dimension, op);
+    } catch (...) {
+        st.fail_here();
+    }
+    const std::size_t window = window_of<T>(segment_bytes);
+    acc = recursive_doubling(pc, std::move(acc), dimension, op, fmt, window, rep, st, buffers);
+    agree_and_throw(pc, me, st.failure, st.heard);
+    result_into(out, acc, op);
+    rep.algorithm = std::string("recursive_doubling(wire=") + wire::to_string(fmt) +
+                    ", segment=" + std::to_string(window * sizeof(T)) + ")";
+    return rep;
+}
+
+} // namespace sparse_reduce::detail

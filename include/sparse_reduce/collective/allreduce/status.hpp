@@ -1,0 +1,111 @@
+#pragma once
+// allreduce's errors and shared state (detail; collective/allreduce.hpp):
+// a call's status on this rank, the agreement on the first failure at the
+// end of a call, the message buffers a plan keeps, the window size.
+//
+// Errors end in sparse_reduce::error on EVERY rank: each message carries its
+// sender's status (a failed rank goes on exchanging empty messages) and a
+// call ends with one allreduce of the status, then the failing rank's
+// message is broadcast.
+
+#include <algorithm>
+#include <climits>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include <mpi.h>
+
+#include "../../error.hpp"
+#include "../../policy.hpp"
+#include "../../repr/representation.hpp"
+#include "partial_codec.hpp"
+#include "partial_ops.hpp"
+
+namespace sparse_reduce::detail {
+
+// All ranks agree on the first failing rank (or none), and its message.
+inline void agree_and_throw(MPI_Comm comm, int me, const std::string& local_failure, std::int64_t heard)
+{
+    int mine = !local_failure.empty() ? me : heard > 0 ? static_cast<int>(heard - 1) : INT_MAX;
+    int first = INT_MAX;
+    MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
+    if (first == INT_MAX) return;
+    // the failing rank's own message for everyone (that rank may have heard of another's first)
+    std::string text = me == first ? local_failure : std::string();
+    int len = static_cast<int>(text.size());
+    MPI_Bcast(&len, 1, MPI_INT, first, comm);
+    text.resize(static_cast<std::size_t>(len));
+    MPI_Bcast(text.data(), len, MPI_CHAR, first, comm);
+    if (!local_failure.empty() && me != first) fail(local_failure);
+    fail(text.empty() ? "allreduce failed on rank " + std::to_string(first) : text);
+}
+
+inline std::string failure_text(int me, const std::string& text)
+{
+    const std::string what = unprefixed(text);
+    return what.find("rank ") != std::string::npos ? what : "rank " + std::to_string(me) + ": " + what;
+}
+// The exception being handled, whatever its type (an op may `throw 42;`).
+inline std::string current_failure_text(int me) { return failure_text(me, current_exception_text()); }
+
+// A call's outcome on this rank so far: its own failure, or 1 + a failed
+// rank it heard of. Ranks that failed go on taking part with empty data, so
+// nobody waits; agree_and_throw settles it at the end.
+struct call_status {
+    explicit call_status(int r) : rank(r) {}
+    int rank; // in the plan's communicator (statuses name ranks by it)
+    std::string failure;
+    std::int64_t heard = 0;
+    bool failed() const { return !failure.empty() || heard != 0; }
+    std::int64_t word() const { return !failure.empty() ? rank + 1 : heard; }
+    // In a catch block: the exception being handled, of any type.
+    void fail_here()
+    {
+        if (failure.empty()) failure = current_failure_text(rank);
+    }
+    void hear(std::int64_t status)
+    {
+        if (!heard) heard = status;
+    }
+};
+
+template <class T>
+std::size_t window_of(std::size_t segment_bytes)
+{
+    return std::max<std::size_t>(1, (segment_bytes ? segment_bytes : default_segment_bytes) / sizeof(T));
+}
+
+// Message buffers a plan keeps between calls (no page faults per call).
+struct exchange_buffers {
+    wire_buffer send, receive;
+    wire_buffer send_next; // recursive doubling: the second of two messages in flight
+    std::vector<wire_buffer> pieces; // grouped's updating: one per member
+};
+
+// Mean non-identity entries per rank over pc (dense inputs counted), and
+// whether any rank failed to read its tuning (`bad`, also reported).
+template <class In, class T>
+double mean_entries(MPI_Comm pc, const In& in, const T& id, bool bad = false, bool* any_bad = nullptr)
+{
+    double mine[2] = {static_cast<double>(count_entries(in, id)), bad ? 1.0 : 0.0};
+    double sum[2] = {0, 0};
+    MPI_Allreduce(mine, sum, 2, MPI_DOUBLE, MPI_SUM, pc);
+    if (any_bad) *any_bad = sum[1] > 0;
+    int P = 1;
+    MPI_Comm_size(pc, &P);
+    return sum[0] / P;
+}
+
+// A call's vector against the plan (the ranks agreed on the plan's dimension).
+template <class In>
+void check_dimension(const In& in, std::size_t dimension, int me)
+{
+    if (sparse_reduce::dimension(in) != dimension)
+        fail("dimension mismatch: rank " + std::to_string(me) + " has dimension " +
+             std::to_string(sparse_reduce::dimension(in)) + ", the plan has " + std::to_string(dimension));
+}
+
+} // namespace sparse_reduce::detail
