@@ -3,6 +3,7 @@
 #
 # Steps:
 #   1. install-deps   scripts/install-deps.sh (no-op when everything is there)
+#      layout         scripts/check-layout.sh (header length, include layers)
 #   2. release        configure, build and run every CTest test (preset release)
 #   3. sanitize       ASan+UBSan build of unit_tests, ctest -L unit (preset asan)
 #   4. fuzz           clang libFuzzer build of fuzz_decoders, smoke ctest, then
@@ -110,6 +111,12 @@ is_open_mpi() { mpiexec --version 2>&1 | grep -qE 'Open MPI|OpenRTE'; }
 # --------------------------------------------------------------------------
 step_begin "install-deps"
 scripts/install-deps.sh
+step_end
+
+# The layout: no header over 600 lines, no folder-level include cycle, every
+# include goes down the layers (scripts/check-layout.sh says which).
+step_begin "layout"
+scripts/check-layout.sh
 step_end
 
 # --------------------------------------------------------------------------
