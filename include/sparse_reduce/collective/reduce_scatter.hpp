@@ -56,6 +56,7 @@
 #include "../kernel/entry_stream.hpp"
 #include "../mpi/bytes.hpp"
 #include "../mpi/communicator.hpp"
+#include "../mpi/first_failure.hpp"
 #include "../mpi/tags.hpp"
 #include "../op/associative_op.hpp"
 #include "../op/builtin.hpp"
@@ -125,15 +126,8 @@ inline void agree_after_fold(MPI_Comm comm, const std::string& local_failure)
 {
     int me = 0;
     MPI_Comm_rank(comm, &me);
-    int mine = local_failure.empty() ? INT_MAX : me, first = INT_MAX;
-    MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
-    if (first == INT_MAX) return;
-    std::string text = me == first ? local_failure : std::string();
-    int len = static_cast<int>(text.size());
-    MPI_Bcast(&len, 1, MPI_INT, first, comm);
-    text.resize(static_cast<std::size_t>(len));
-    MPI_Bcast(text.data(), len, MPI_CHAR, first, comm);
-    fail("reduce_scatter: the operation failed on " + text);
+    const auto first = first_failure(comm, me, local_failure.empty() ? INT_MAX : me, local_failure);
+    if (first) fail("reduce_scatter: the operation failed on " + first->text);
 }
 
 // One rank's non-identity entries cut by range: offsets within the owner's

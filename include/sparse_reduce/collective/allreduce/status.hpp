@@ -19,6 +19,7 @@
 #include <mpi.h>
 
 #include "../../error.hpp"
+#include "../../mpi/first_failure.hpp"
 #include "../../policy.hpp"
 #include "../../repr/representation.hpp"
 #include "partial_codec.hpp"
@@ -29,18 +30,12 @@ namespace sparse_reduce::detail {
 // All ranks agree on the first failing rank (or none), and its message.
 inline void agree_and_throw(MPI_Comm comm, int me, const std::string& local_failure, std::int64_t heard)
 {
-    int mine = !local_failure.empty() ? me : heard > 0 ? static_cast<int>(heard - 1) : INT_MAX;
-    int first = INT_MAX;
-    MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
-    if (first == INT_MAX) return;
+    const int mine = !local_failure.empty() ? me : heard > 0 ? static_cast<int>(heard - 1) : INT_MAX;
     // the failing rank's own message for everyone (that rank may have heard of another's first)
-    std::string text = me == first ? local_failure : std::string();
-    int len = static_cast<int>(text.size());
-    MPI_Bcast(&len, 1, MPI_INT, first, comm);
-    text.resize(static_cast<std::size_t>(len));
-    MPI_Bcast(text.data(), len, MPI_CHAR, first, comm);
-    if (!local_failure.empty() && me != first) fail(local_failure);
-    fail(text.empty() ? "allreduce failed on rank " + std::to_string(first) : text);
+    const auto first = first_failure(comm, me, mine, local_failure);
+    if (!first) return;
+    if (!local_failure.empty() && me != first->rank) fail(local_failure);
+    fail(first->text.empty() ? "allreduce failed on rank " + std::to_string(first->rank) : first->text);
 }
 
 inline std::string failure_text(int me, const std::string& text)
