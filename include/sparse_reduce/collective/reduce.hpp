@@ -285,9 +285,9 @@ private:
         if (!gathers && (!detail::needs_call_stats(policy_) || comm_.size() <= 2)) {
             // Nothing to measure: the policy's tree, or at P <= 2 the one
             // edge every tree is; built once, no collective, no allocation.
-            // (key: all zero, which no windowed call's key is: its value_bytes > 0)
+            // (key: value_bytes 0, which no windowed call's key has)
             auto& cached = memo_->cache[commutative ? 1 : 0];
-            if (!cached || !(cached->first == detail::selection_key{})) {
+            if (!cached || cached->first.value_bytes != 0) {
                 memo_->described = nullptr;
                 cached.emplace(detail::selection_key{},
                                detail::needs_call_stats(policy_)
