@@ -74,11 +74,10 @@ bool whole_message(const Policy& p)
     return repr_traits<std::remove_cvref_t<In>>::kind == repr_kind::index_value && p.wire == wire::adaptive;
 }
 
-// What a plan remembers between calls: the schedule per commutativity, with
-// the agreed statistics it was chosen for, and automatic's call counter.
 // What a schedule was chosen for: the values' size and the output's kind,
 // and, when the call measured, the summed statistics (or optimal_binary's
-// gathered entry counts and dimension).
+// gathered entry counts and dimension). The whole-message path's key is all
+// zero (value_bytes 0, which no windowed call has).
 struct selection_key {
     std::size_t value_bytes = 0;
     bool dense_output = false;
@@ -89,6 +88,8 @@ struct selection_key {
     bool operator==(const selection_key&) const = default;
 };
 
+// What a plan remembers between calls: the schedule per commutativity, with
+// the key it was chosen for, and automatic's call counter.
 struct selection_memo {
     unsigned calls_since_measure[2] = {0, 0};
     std::optional<std::pair<selection_key, schedule>> cache[2];
@@ -404,7 +405,7 @@ private:
                 stats = detail::agreed_stats(local, 1, value_bytes, dense_output);
                 stats.ranks = comm_.size();
             }
-            const auto dimension = static_cast<std::size_t>(gathers ? key.dimension : static_cast<double>(dimension_));
+            const std::size_t dimension = gathers ? static_cast<std::size_t>(key.dimension) : dimension_;
             memo_->described = nullptr;
             schedule s = detail::resolve_schedule(policy_, comm_.size(), root_, commutative, dimension, value_bytes,
                                                   key.entries, stats);
