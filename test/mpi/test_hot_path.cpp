@@ -157,3 +157,27 @@ BOOST_AUTO_TEST_CASE(automatic_plan_calls_allocate_nothing_between_measurements)
     BOOST_TEST(b == 0u, "automatic plan, index_value wire: " << b << " allocations in 20 calls");
     BOOST_TEST(all_ok(comm.rank() != 0 || matches_serial(out, comm.size())));
 }
+
+// The communicator's state is remembered per thread (mpi/communicator.hpp's
+// attached): freeing a communicator must forget it, since MPI may hand the
+// same handle to the next one. Sub-communicators of changing sizes are
+// created, used and freed in turn; each reduce must see its own ranks.
+BOOST_AUTO_TEST_CASE(freed_communicators_leave_no_remembered_state)
+{
+    auto& comm = world();
+    for (int round = 0; round < 12; ++round) {
+        // even rounds: all ranks; odd rounds: the lower half and the upper half
+        const int color = round % 2 == 0 ? 0 : (comm.rank() < (comm.size() + 1) / 2 ? 0 : 1);
+        MPI_Comm raw = MPI_COMM_NULL;
+        MPI_Comm_split(comm, color, comm.rank(), &raw);
+        {
+            const boost::mpi::communicator sub(raw, boost::mpi::comm_attach);
+            const auto in = input_of(sub.rank());
+            Eigen::SparseVector<double> out;
+            sr::reduce(sub, in, out, std::plus<>{}, 0);
+            BOOST_TEST(all_ok(sub.rank() != 0 || matches_serial(out, sub.size())),
+                       "round " << round << ": sub-communicator of " << sub.size() << " ranks");
+        }
+        MPI_Comm_free(&raw);
+    }
+}

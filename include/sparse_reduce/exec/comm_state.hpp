@@ -6,10 +6,9 @@
 //     allocates nothing once its sizes stop growing;
 //   - one-shot selection memos, one per policy type.
 
+#include <atomic>
 #include <cstddef>
-#include <map>
 #include <memory>
-#include <typeindex>
 #include <vector>
 
 #include <mpi.h>
@@ -28,15 +27,31 @@ struct comm_state {
     node_buffers whole;                // the whole-message reduce (exec/whole_reduce.hpp)
     std::vector<node_buffers> pools;   // the windowed reduce: three per tree (exec/rank_program.hpp)
     call_arena arena;                  // the windowed reduce's bookkeeping
-    std::map<std::type_index, std::shared_ptr<void>> memos;
+    std::vector<std::shared_ptr<void>> memos; // by memo_slot<M>()
 
-    // The memo of type M (created empty on first use).
+    // The memo of type M (created empty on first use): an index per type,
+    // not a map keyed by typeid (two strcmp of mangled names per call).
     template <class M>
     M& memo()
     {
-        auto& p = memos[std::type_index(typeid(M))];
+        const std::size_t slot = memo_slot<M>();
+        if (slot >= memos.size()) memos.resize(slot + 1);
+        auto& p = memos[slot];
         if (!p) p = std::make_shared<M>();
         return *static_cast<M*>(p.get());
+    }
+
+private:
+    static std::size_t next_memo_slot()
+    {
+        static std::atomic<std::size_t> next{0};
+        return next.fetch_add(1, std::memory_order_relaxed);
+    }
+    template <class M>
+    static std::size_t memo_slot()
+    {
+        static const std::size_t slot = next_memo_slot();
+        return slot;
     }
 };
 
