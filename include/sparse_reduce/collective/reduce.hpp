@@ -125,9 +125,12 @@ template <reduce_policy Policy = policy::automatic>
 class reduce_plan {
 public:
     reduce_plan(const boost::mpi::communicator& comm, int root, std::size_t dimension, Policy policy = {})
-        : reduce_plan(comm, root, dimension, std::move(policy), std::make_shared<detail::plan_memory>())
+        : reduce_plan(comm, root, dimension, std::make_shared<detail::plan_memory>())
     {
-        if (detail::needs_call_stats(policy_)) {
+        owned_policy_ = std::make_shared<const Policy>(std::move(policy));
+        policy_ = owned_policy_.get();
+        validate(*policy_); // the same on every rank: all throw, before anything is sent
+        if (detail::needs_call_stats(*policy_)) {
             // Once per plan, together: is the tuning readable everywhere (a
             // rank that cannot read it must not leave the others waiting),
             // and do the ranks agree on C (then calls may skip the allreduce)?
@@ -142,17 +145,23 @@ public:
     }
 
     // A one-shot call's plan: no collective here (a tuning that cannot be
-    // read fails in the call's own allreduce), the communicator's memory and memo.
-    reduce_plan(detail::one_shot_t, const boost::mpi::communicator& comm, int root, std::size_t dimension, Policy policy)
-        : reduce_plan(comm, root, dimension, std::move(policy), nullptr)
+    // read fails in the call's own allreduce), the communicator's memory and
+    // memo. The policy is the memo's copy, made and validated when the call's
+    // policy differs from the last one's: a loop of calls copies none.
+    reduce_plan(detail::one_shot_t, const boost::mpi::communicator& comm, int root, std::size_t dimension,
+                const Policy& policy)
+        : reduce_plan(comm, root, dimension, nullptr)
     {
         auto& m = state_->template memo<detail::one_shot_memo<Policy>>();
-        if (!m.policy || !(*m.policy == policy_) || m.root != root || m.dimension != dimension) {
-            m.policy = policy_;
+        if (!m.policy || !(*m.policy == policy) || m.root != root || m.dimension != dimension) {
+            m.policy.reset();
+            validate(policy); // the same on every rank: all throw, before anything is sent
+            m.policy = policy;
             m.root = root;
             m.dimension = dimension;
             m.memo = {};
         }
+        policy_ = &*m.policy;
         memo_ = &m.memo;
         whole_ = &state_->whole;
         pools_ = &state_->pools;
@@ -165,7 +174,7 @@ public:
 
     int root() const { return root_; }
     std::size_t dimension() const { return dimension_; }
-    const Policy& policy() const { return policy_; }
+    const Policy& policy() const { return *policy_; }
 
     // What reduce runs for values of value_bytes bytes when this rank holds
     // local_entries entries. Collective for optimal_binary (an allgather of
@@ -191,19 +200,19 @@ public:
         using RO = repr_traits<std::remove_cvref_t<Out>>;
         constexpr bool commutative = is_commutative_v<Op, T>;
         if constexpr (!rle_value<T>)
-            if (policy_.wire == wire::rle) detail::fail("the rle wire format needs float or double values");
+            if (policy().wire == wire::rle) detail::fail("the rle wire format needs float or double values");
 
-        const int me = comm_.rank();
+        const int me = rank_;
         const bool local_ok = sparse_reduce::dimension(in) == dimension_;
         std::string local_failure =
             local_ok ? std::string()
                      : "dimension mismatch: rank " + std::to_string(me) + " has dimension " +
                            std::to_string(sparse_reduce::dimension(in)) + ", the plan has " + std::to_string(dimension_);
-        if (whole_allowed_ && detail::whole_message<Policy, In>(policy_))
+        if (whole_allowed_ && detail::whole_message<Policy, In>(policy()))
             return reduce_whole<T>(in, out, op, commutative, local_failure);
 
         const T id = identity<T>(op);
-        const bool count = detail::stats_needed(policy_, dimension_, sizeof(T), dimensions_agree_) && local_ok;
+        const bool count = detail::stats_needed(policy(), dimension_, sizeof(T), dimensions_agree_) && local_ok;
         // Counted only on the calls that measure (resolve calls this). The
         // count, or else the window counts below, is the walk that checks an
         // RLE input: a malformed one fails there, and the call goes on into
@@ -259,15 +268,16 @@ public:
     }
 
 private:
-    reduce_plan(const boost::mpi::communicator& comm, int root, std::size_t dimension, Policy policy,
+    reduce_plan(const boost::mpi::communicator& comm, int root, std::size_t dimension,
                 std::shared_ptr<detail::plan_memory> memory)
-        : comm_(comm), state_(&detail::state_of(MPI_Comm(comm))), private_(state_->dup), root_(root),
-          dimension_(dimension), policy_(std::move(policy)), memory_(std::move(memory))
+        : state_(&detail::state_of(MPI_Comm(comm))), private_(state_->dup), root_(root),
+          dimension_(dimension), memory_(std::move(memory))
     {
-        validate(policy_); // the same on every rank: all throw, before anything is sent
-        if (root < 0 || root >= comm.size())
+        MPI_Comm_rank(private_, &rank_);
+        MPI_Comm_size(private_, &size_);
+        if (root < 0 || root >= size_)
             detail::fail("invalid root " + std::to_string(root) + " for a communicator of size " +
-                         std::to_string(comm.size()));
+                         std::to_string(size_));
         if (memory_) {
             memo_ = &memory_->memo;
             whole_ = &memory_->whole;
@@ -283,7 +293,7 @@ private:
     {
         const schedule* sched = nullptr;
         constexpr bool gathers = std::is_same_v<Policy, policy::optimal_binary>;
-        if (!gathers && (!detail::needs_call_stats(policy_) || comm_.size() <= 2)) {
+        if (!gathers && (!detail::needs_call_stats(policy()) || size_ <= 2)) {
             // Nothing to measure: the policy's tree, or at P <= 2 the one
             // edge every tree is; built once, no collective, no allocation.
             // (key: value_bytes 0, which no windowed call's key has)
@@ -291,16 +301,16 @@ private:
             if (!cached || cached->first.value_bytes != 0) {
                 memo_->described = nullptr;
                 cached.emplace(detail::selection_key{},
-                               detail::needs_call_stats(policy_)
-                                   ? detail::make_schedule(detail::algorithm_trees(algorithm::binomial, 0, comm_.size(), root_,
+                               detail::needs_call_stats(policy())
+                                   ? detail::make_schedule(detail::algorithm_trees(algorithm::binomial, 0, size_, root_,
                                                                                    commutative),
-                                                           dimension_, sizeof(T), default_segment_bytes, policy_.wire)
-                                   : detail::resolve_schedule(policy_, comm_.size(), root_, commutative, dimension_,
+                                                           dimension_, sizeof(T), default_segment_bytes, policy().wire)
+                                   : detail::resolve_schedule(policy(), size_, root_, commutative, dimension_,
                                                               sizeof(T), {}, call_stats{}));
             }
             sched = &cached->second;
         } else {
-            const bool count = detail::stats_needed(policy_, dimension_, sizeof(T), dimensions_agree_) &&
+            const bool count = detail::stats_needed(policy(), dimension_, sizeof(T), dimensions_agree_) &&
                                local_failure.empty();
             sched = &resolve(
                 commutative, sizeof(T), [&] { return detail::count_locally(in, dimension_, identity<T>(op), count).stats; },
@@ -310,11 +320,11 @@ private:
         const tree& t = sched->trees.front();
         const bool wide = dimension_ > (std::size_t{1} << 32);
         const detail::whole_result r =
-            wide ? detail::run_whole_reduce<std::uint64_t, T>(private_, t, comm_.rank(), dimension_, in, out, op, *whole_,
+            wide ? detail::run_whole_reduce<std::uint64_t, T>(private_, t, rank_, dimension_, in, out, op, *whole_,
                                                               local_failure)
-                 : detail::run_whole_reduce<std::uint32_t, T>(private_, t, comm_.rank(), dimension_, in, out, op, *whole_,
+                 : detail::run_whole_reduce<std::uint32_t, T>(private_, t, rank_, dimension_, in, out, op, *whole_,
                                                               local_failure);
-        if (r.failed && (comm_.rank() == root_ || r.detected))
+        if (r.failed && (rank_ == root_ || r.detected))
             detail::fail("reduce failed on rank " + std::to_string(r.failed->rank) + ": " + r.failed->text);
         report rep;
         rep.algorithm = describe_once(*sched, true);
@@ -330,7 +340,7 @@ private:
     {
         try {
             if constexpr (std::is_same_v<Policy, policy::automatic>) {
-                if (!policy_.tuned) current_tuning(policy_.tuning_file);
+                if (!policy().tuned) current_tuning(policy().tuning_file);
             } else {
                 current_tuning();
             }
@@ -361,13 +371,13 @@ private:
             return cached && cached->first.value_bytes == value_bytes && cached->first.dense_output == dense_output;
         };
         constexpr bool gathers = std::is_same_v<Policy, policy::optimal_binary>;
-        const bool measures = !gathers && detail::stats_needed(policy_, dimension_, value_bytes, dimensions_agree_);
+        const bool measures = !gathers && detail::stats_needed(policy(), dimension_, value_bytes, dimensions_agree_);
         if constexpr (std::is_same_v<Policy, policy::automatic>) {
             // Between measurements the plan keeps its choice: every rank
             // counts the same calls, so all keep or all measure.
             auto& calls = memo_->calls_since_measure[commutative ? 1 : 0];
-            if (!one_shot_ && same_call() && cached->first.measured && policy_.remeasure_every > 0 &&
-                ++calls % policy_.remeasure_every != 0)
+            if (!one_shot_ && same_call() && cached->first.measured && policy().remeasure_every > 0 &&
+                ++calls % policy().remeasure_every != 0)
                 return cached->second;
             calls = 0;
         }
@@ -386,7 +396,7 @@ private:
             // A one-shot call also agrees here on whether every rank could
             // read the tuning (a plan did that once, when it was made).
             std::string tuning_error;
-            detail::stats_message mine{local, detail::agreement_of(root_, detail::policy_fingerprint(policy_))}, sum;
+            detail::stats_message mine{local, detail::agreement_of(root_, detail::policy_fingerprint(policy()))}, sum;
             if (one_shot_) {
                 tuning_error = tuning_read_error();
                 mine.agreement.tuning_failures = tuning_error.empty() ? 0 : 1;
@@ -394,20 +404,20 @@ private:
             MPI_Allreduce(&mine, &sum, detail::stats_message::doubles, MPI_DOUBLE, MPI_SUM, private_);
             if (sum.agreement.tuning_failures > 0)
                 detail::fail(tuning_error.empty() ? "the tuning could not be read on another rank" : tuning_error);
-            detail::check_agreement(sum.agreement, comm_.size());
+            detail::check_agreement(sum.agreement, size_);
             key.sum = sum.summary;
         }
         if (!cached || !(cached->first == key)) {
             call_stats stats;
             if (measures) {
-                stats = detail::agreed_stats(key.sum, comm_.size(), value_bytes, dense_output);
+                stats = detail::agreed_stats(key.sum, size_, value_bytes, dense_output);
             } else { // no allreduce: this rank's view, which is all the choice depends on
                 stats = detail::agreed_stats(local, 1, value_bytes, dense_output);
-                stats.ranks = comm_.size();
+                stats.ranks = size_;
             }
             const std::size_t dimension = gathers ? static_cast<std::size_t>(key.dimension) : dimension_;
             memo_->described = nullptr;
-            schedule s = detail::resolve_schedule(policy_, comm_.size(), root_, commutative, dimension, value_bytes,
+            schedule s = detail::resolve_schedule(policy(), size_, root_, commutative, dimension, value_bytes,
                                                   key.entries, stats);
             s.dimension = dimension_; // a plan streams its own dimension, whatever optimal_binary's gather said
             cached.emplace(std::move(key), std::move(s));
@@ -420,7 +430,7 @@ private:
     void gather_entries(std::size_t local, std::vector<double>& entries, double& dimension)
     {
         const unsigned long long mine[2] = {local, dimension_};
-        std::vector<unsigned long long> all(2 * static_cast<std::size_t>(comm_.size()));
+        std::vector<unsigned long long> all(2 * static_cast<std::size_t>(size_));
         MPI_Allgather(mine, 2, MPI_UNSIGNED_LONG_LONG, all.data(), 2, MPI_UNSIGNED_LONG_LONG, private_);
         unsigned long long largest = 0;
         for (std::size_t r = 0; r < all.size(); r += 2) {
@@ -430,12 +440,15 @@ private:
         dimension = static_cast<double>(largest);
     }
 
-    boost::mpi::communicator comm_;
+    int rank_ = 0, size_ = 0; // in the user's communicator (also the private duplicate's)
     detail::comm_state* state_;
     MPI_Comm private_;
     int root_;
     std::size_t dimension_;
-    Policy policy_;
+    // A plan's own policy, shared by its copies; a one-shot call's is the
+    // communicator's memo's (see the one-shot constructor).
+    std::shared_ptr<const Policy> owned_policy_;
+    const Policy* policy_ = nullptr;
     bool dimensions_agree_ = false;
     bool one_shot_ = false;
     bool whole_allowed_ = true;
@@ -454,9 +467,10 @@ reduce_plan<Policy> make_plan(const boost::mpi::communicator& comm, int root, st
 
 template <representation In, representation Out, class Op, reduce_policy Policy = policy::automatic>
     requires std::same_as<value_type_of<In>, value_type_of<Out>> && associative_op<Op, value_type_of<In>>
-report reduce(const boost::mpi::communicator& comm, const In& in, Out&& out, const Op& op, int root, Policy policy = {})
+report reduce(const boost::mpi::communicator& comm, const In& in, Out&& out, const Op& op, int root,
+              const Policy& policy = {})
 {
-    return reduce_plan<Policy>(detail::one_shot_t{}, comm, root, dimension(in), std::move(policy))
+    return reduce_plan<Policy>(detail::one_shot_t{}, comm, root, dimension(in), policy)
         .reduce(in, std::forward<Out>(out), op);
 }
 
