@@ -244,7 +244,13 @@ public:
         // the call on every rank that must know, with nothing left queued.
         if (local_failure.empty()) {
             try {
-                own.emplace(detail::make_own_input(in, cfg, id, true, window_counts, counts.blocks, detail::stats_grain));
+                // The destination folds every window into a dense output
+                // densely, so it needs no entry counts of a dense input: that
+                // saves a scan of the whole input (the root of a drop-in).
+                constexpr bool dense_in = repr_traits<std::remove_cvref_t<In>>::kind == repr_kind::dense;
+                const bool count_windows = !(dense_in && RO::kind == repr_kind::dense && destination);
+                own.emplace(detail::make_own_input(in, cfg, id, count_windows, window_counts, counts.blocks,
+                                                   detail::stats_grain));
                 if constexpr (RO::kind == repr_kind::dense)
                     if (destination) dense_out = RO::output(out, dimension_).data();
             } catch (...) {

@@ -373,7 +373,9 @@ private:
     {
         const std::size_t lo = k * cfg_.window, len = cfg_.window_length(k);
         const bool has_own = shape_.self_position >= 0 && own_ != nullptr;
-        std::size_t estimate = has_own ? own_->window_entries[k] : 0;
+        // (no counts: an input the caller did not count, e.g. the dense
+        // input of a destination whose windows all fold densely)
+        std::size_t estimate = has_own && k < own_->window_entries.size() ? own_->window_entries[k] : 0;
         for (std::size_t c = 0; c < children_.size(); ++c) estimate += child_block_entries(c, len);
         const bool to_dense_output = !shape_.sends && out_->dense != nullptr;
         if (to_dense_output || 4 * estimate >= len) {

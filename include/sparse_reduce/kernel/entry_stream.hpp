@@ -41,9 +41,12 @@ private:
     T id_;
 };
 
-// Index/value arrays. Indices are checked to increase and to stay below the
-// dimension as they are read, so a corrupted Eigen vector or wire block
-// throws instead of writing out of bounds.
+// Index/value arrays. The indices are checked when the reader is made, all
+// at once (strictly increasing, the first not negative, the last below the
+// dimension: one pass the compiler vectorises), so that a corrupted Eigen
+// vector or wire block throws before anything is written and next() checks
+// nothing: the windowed root spent 28 instructions per entry of a child's
+// block in the per-entry check.
 template <class T, class I>
 class sparse_reader {
 public:
@@ -51,19 +54,27 @@ public:
         : idx_(idx.data()), val_(val.data()), n_(idx.size()), dim_(dimension)
     {
         require(idx.size() == val.size(), "index and value arrays differ in length");
-        check();
+        check_all();
     }
     bool done() const noexcept { return k_ == n_; }
     std::size_t index() const noexcept { return static_cast<std::size_t>(idx_[k_]); }
     const T& value() const noexcept { return val_[k_]; }
-    void next()
-    {
-        ++k_;
-        check();
-    }
+    void next() noexcept { ++k_; }
 
 private:
-    void check()
+    void check_all()
+    {
+        if (n_ == 0) return;
+        bool ok = static_cast<std::size_t>(idx_[n_ - 1]) < dim_;
+        if constexpr (std::is_signed_v<I>) ok = ok && idx_[0] >= 0;
+        unsigned unordered = 0;
+        for (std::size_t k = 1; k < n_; ++k) unordered |= !(idx_[k - 1] < idx_[k]);
+        if (ok && !unordered) return;
+        for (; k_ < n_; ++k_) check(); // throws at the first bad entry, naming it
+        k_ = 0;
+    }
+    // Entry k_: in range and above the one before.
+    void check() const
     {
         if (k_ == n_) return;
         const auto i = idx_[k_];
