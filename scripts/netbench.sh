@@ -14,6 +14,8 @@
 #                     left to the scheduler, or Open MPI's own binding (which
 #                     puts every rank on core 0: see "binding" below)
 #   --yield 0|1       mpi_yield_when_idle (default 1: see "binding" below)
+#   --nap US          a yielding rank sleeps US microseconds instead (default
+#                     50 when there are more hosts than cores, else 0: yield)
 #   --timeout S       kill mpirun after S seconds (default 600)
 #   --stats           print each link's tc counters (sent, dropped) after
 #   --check           only tell whether namespaces can be made here
@@ -51,7 +53,10 @@
 # kernel's network work run: 1 MiB at 1 Gbit/s took 1.85x its line-rate time
 # with spinning ranks, 1.17x with yielding ones, at load 9. With more hosts
 # than cores the ranks share cores whatever the binding, and the figures
-# measure the scheduler as much as the network (doc/benchmarks.md).
+# measure the scheduler as much as the network; there a yielding rank sleeps
+# instead (--nap: sched_yield replaced by a 50 us nanosleep through a
+# preloaded library the script compiles), which at P = 8 on 2 cores took the
+# barrier from 12 ms to 0.9 ms (doc/benchmarks.md).
 #
 # Open MPI (Debian's 4.1) runs on TCP only: pml ob1, btl tcp,self, the BTL
 # and the runtime's out-of-band channel on 10.77.0.0/24, launched by an
@@ -59,9 +64,9 @@
 set -euo pipefail
 
 skip=77
-hosts=2 rate=1gbit burst='' limit='' offload=on bind=core yield=1 timeout_s=600
+hosts=2 rate=1gbit burst='' limit='' offload=on bind=core yield=1 nap=auto timeout_s=600
 check_only=0 verbose=0 stats=0
-usage() { sed -n '2,23p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
+usage() { sed -n '2,25p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
 while (($#)); do
     case $1 in
     -p) hosts=$2; shift 2 ;;
@@ -71,6 +76,7 @@ while (($#)); do
     --offload) offload=$2; shift 2 ;;
     --bind) bind=$2; shift 2 ;;
     --yield) yield=$2; shift 2 ;;
+    --nap) nap=$2; shift 2 ;;
     --timeout) timeout_s=$2; shift 2 ;;
     --stats) stats=1; shift ;;
     --check) check_only=1; shift ;;
@@ -81,8 +87,8 @@ while (($#)); do
     esac
 done
 [[ $hosts =~ ^[0-9]+$ ]] && ((hosts >= 1 && hosts <= 250)) || { echo "netbench: -p wants 1..250" >&2; exit 2; }
-[[ $bind =~ ^(core|none|openmpi)$ && $yield =~ ^(0|1)$ && $offload =~ ^(on|off)$ ]] ||
-    { echo "netbench: --bind core|none|openmpi, --yield 0|1, --offload on|off" >&2; exit 2; }
+[[ $bind =~ ^(core|none|openmpi)$ && $yield =~ ^(0|1)$ && $offload =~ ^(on|off)$ && $nap =~ ^(auto|[0-9]{1,5})$ ]] ||
+    { echo "netbench: --bind core|none|openmpi, --yield 0|1, --offload on|off, --nap US" >&2; exit 2; }
 ((check_only || $# > 0)) || { echo "netbench: no program after --" >&2; usage; }
 
 # --- can the network be made here? -----------------------------------------
@@ -182,16 +188,43 @@ none) placement=(--bind-to none) ;;
 openmpi) placement=() ;;
 esac
 
+[[ $nap == auto ]] && nap=$((hosts > cores ? 50 : 0))
+napping=()
+if ((nap > 0 && yield)); then
+    cat >"$work/nap.c" <<'EOF'
+#define _GNU_SOURCE
+#include <sched.h>
+#include <stdlib.h>
+#include <sys/prctl.h>
+#include <time.h>
+/* Open MPI's idle loop calls sched_yield(); here the rank sleeps instead,
+   so ranks sharing a core leave it to the one with work. */
+static struct timespec nap = {0, 50000};
+__attribute__((constructor)) static void init(void)
+{
+    const char* us = getenv("NETBENCH_NAP_US");
+    if (us) nap.tv_nsec = atol(us) * 1000L;
+    prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0); /* wake within 1 us of the nap */
+}
+int sched_yield(void) { return nanosleep(&nap, 0); }
+EOF
+    if command -v cc >/dev/null && cc -O2 -shared -fPIC -o "$work/nap.so" "$work/nap.c" 2>"$work/err"; then
+        napping=(-x LD_PRELOAD="$work/nap.so" -x NETBENCH_NAP_US="$nap")
+    else
+        echo "netbench: no C compiler for --nap, idle ranks yield: $(cat "$work/err" 2>/dev/null)" >&2
+        nap=0
+    fi
+fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 unset OMPI_MCA_rmaps_base_oversubscribe OMPI_MCA_btl OMPI_MCA_pml OMPI_MCA_mpi_yield_when_idle
 cmd=(mpirun -n "$hosts" --hostfile "$work/hostfile" ${placement[@]+"${placement[@]}"}
     --mca plm_rsh_agent "$work/agent" --mca plm_rsh_no_tree_spawn 1
-    --mca pml ob1 --mca btl tcp,self --mca mpi_yield_when_idle "$yield"
+    --mca pml ob1 --mca btl tcp,self --mca mpi_yield_when_idle "$yield" ${napping[@]+"${napping[@]}"}
     --mca btl_tcp_if_include 10.77.0.0/24 --mca oob_tcp_if_include 10.77.0.0/24
     "$@")
 if ((verbose)); then
     echo "netbench: $hosts hosts on $cores cores, links at $rate${burst:+ (tbf burst $burst limit $limit)}," \
-        "offload $offload, bind $bind, yield $yield" >&2
+        "offload $offload, bind $bind, yield $yield, nap $nap us" >&2
     echo "netbench: ${cmd[*]}" >&2
 fi
 set +e
