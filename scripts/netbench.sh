@@ -39,7 +39,8 @@
 # tokens): 1 MiB at 1 Gbit/s takes 1.4x its line-rate time with 64 KiB.
 # Each host is also a UTS namespace (hostname h<i>): Open MPI tells nodes
 # apart by hostname. Nothing outside the namespaces is touched but
-# /etc/netns/<ns>/hosts (read by `ip netns exec`) and a temporary directory;
+# /etc/netns/<ns>/hosts (read by `ip netns exec`) and a temporary directory
+# (which also holds Open MPI's session directories);
 # all of it is deleted on exit, failure or signal, and what a run killed
 # outright (SIGKILL, a CTest timeout) left is deleted by the next run.
 #
@@ -109,9 +110,10 @@ delete_ns() { # name: its processes, the namespace, its hosts file
 }
 for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep -E '^srnb[0-9]+(br|h[0-9]+)$' || true); do
     pid=${ns#srnb}; pid=${pid%%[!0-9]*}
-    kill -0 "$pid" 2>/dev/null || delete_ns "$ns"
+    kill -0 "$pid" 2>/dev/null || { delete_ns "$ns"; rm -rf "/tmp/netbench.srnb$pid".*; }
 done
-work=$(mktemp -d /tmp/netbench.XXXXXX)
+work=$(mktemp -d "/tmp/netbench.$prefix.XXXXXX")
+mkdir "$work/session" # Open MPI's session directories, deleted with $work
 cleanup() {
     local rc=$?
     trap - EXIT INT TERM HUP
@@ -218,7 +220,7 @@ fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 unset OMPI_MCA_rmaps_base_oversubscribe OMPI_MCA_btl OMPI_MCA_pml OMPI_MCA_mpi_yield_when_idle
 cmd=(mpirun -n "$hosts" --hostfile "$work/hostfile" ${placement[@]+"${placement[@]}"}
-    --mca plm_rsh_agent "$work/agent" --mca plm_rsh_no_tree_spawn 1
+    --mca plm_rsh_agent "$work/agent" --mca plm_rsh_no_tree_spawn 1 --mca orte_tmpdir_base "$work/session"
     --mca pml ob1 --mca btl tcp,self --mca mpi_yield_when_idle "$yield" ${napping[@]+"${napping[@]}"}
     --mca btl_tcp_if_include 10.77.0.0/24 --mca oob_tcp_if_include 10.77.0.0/24
     "$@")
