@@ -88,6 +88,9 @@ while (($#)); do
     esac
 done
 [[ $hosts =~ ^[0-9]+$ ]] && ((hosts >= 1 && hosts <= 250)) || { echo "netbench: -p wants 1..250" >&2; exit 2; }
+[[ -z $burst || ($burst =~ ^[0-9]+$ && burst -ge 16384) ]] ||
+    { echo "netbench: --burst wants bytes, at least 16384 (a bucket under one frame passes nothing)" >&2; exit 2; }
+[[ -z $limit || ($limit =~ ^[0-9]+$ && limit -ge 16384) ]] || { echo "netbench: --limit wants bytes, at least 16384" >&2; exit 2; }
 [[ $bind =~ ^(core|none|openmpi)$ && $yield =~ ^(0|1)$ && $offload =~ ^(on|off)$ && $nap =~ ^(auto|[0-9]{1,5})$ ]] ||
     { echo "netbench: --bind core|none|openmpi, --yield 0|1, --offload on|off, --nap US" >&2; exit 2; }
 ((check_only || $# > 0)) || { echo "netbench: no program after --" >&2; usage; }
@@ -131,8 +134,11 @@ ip netns add "${prefix}br" 2>"$work/err" || cannot "ip netns add failed: $(cat "
 ((check_only)) && { echo "netbench: network namespaces can be made here"; exit 0; }
 
 # --- the network -------------------------------------------------------------
-in_br() { ip netns exec "${prefix}br" "$@"; }
-in_host() { local h=$1; shift; ip netns exec "${prefix}h$h" "$@"; }
+# A kernel without veth, bridge or tbf is a machine where the network cannot
+# be made: every step that builds it skips on failure, with the reason.
+net() { "$@" 2>"$work/err" || cannot "could not build the network: '$*' said: $(tr '\n' ' ' <"$work/err")"; }
+in_br() { net ip netns exec "${prefix}br" "$@"; }
+in_host() { local h=$1; shift; net ip netns exec "${prefix}h$h" "$@"; }
 in_br ip link set lo up
 in_br ip link add br0 type bridge
 in_br ip addr add 10.77.0.254/24 dev br0
@@ -148,11 +154,11 @@ if [[ $rate != 0 ]]; then
     [[ -n $limit ]] || limit=$(bytes_in 0.02 $((4 * burst)))
 fi
 link_end() { # namespace device: shaped, offloads as asked
-    [[ $rate == 0 ]] || ip netns exec "$1" tc qdisc replace dev "$2" root tbf rate "$rate" burst "$burst" limit "$limit"
-    [[ $offload == on ]] || ip netns exec "$1" ethtool -K "$2" tso off gso off gro off >/dev/null
+    [[ $rate == 0 ]] || net ip netns exec "$1" tc qdisc replace dev "$2" root tbf rate "$rate" burst "$burst" limit "$limit"
+    [[ $offload == on ]] || net ip netns exec "$1" ethtool -K "$2" tso off gso off gro off >/dev/null
 }
 for ((h = 0; h < hosts; ++h)); do
-    ip netns add "${prefix}h$h"
+    net ip netns add "${prefix}h$h"
     in_br ip link add "p$h" type veth peer name eth0 netns "${prefix}h$h"
     in_br ip link set "p$h" master br0 up
     in_host "$h" ip link set lo up
@@ -230,7 +236,7 @@ if ((verbose)); then
     echo "netbench: ${cmd[*]}" >&2
 fi
 set +e
-in_br unshare --uts /bin/sh -c 'hostname head && exec "$@"' sh timeout -k 5 "$timeout_s" "${cmd[@]}"
+ip netns exec "${prefix}br" unshare --uts /bin/sh -c 'hostname head && exec "$@"' sh timeout -k 5 "$timeout_s" "${cmd[@]}"
 rc=$?
 set -e
 if ((stats)); then
