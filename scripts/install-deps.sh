@@ -10,6 +10,7 @@ packages=(
     openmpi-bin libopenmpi-dev
     libbenchmark-dev
     graphviz gnuplot-nox
+    doxygen pkg-config
 )
 
 missing=()

@@ -8,8 +8,10 @@
 #   3. sanitize       ASan+UBSan build of unit_tests, ctest -L unit (preset asan)
 #   4. fuzz           clang libFuzzer build of fuzz_decoders, smoke ctest, then
 #                     a ${SPARSE_REDUCE_FUZZ_SECONDS:-60} s fuzzing run
-#   5. install        install build/release to a temp prefix, build
-#                     example/consumer against it, run it on 4 ranks
+#   5. install        install build/release to a temp prefix; build the
+#                     consumer with find_package and pkg-config against it and
+#                     with FetchContent from this checkout, run each (4, 2,
+#                     2 ranks); build the Doxygen API reference (target docs)
 #   6. bench-smoke    only with SPARSE_REDUCE_BENCH_SMOKE=1: a very short
 #                     kernel_bench run
 #
@@ -179,29 +181,64 @@ else
 fi
 
 # --------------------------------------------------------------------------
-# 5. install + find_package(SparseReduce) from a separate project
+# 5. install; the consumer (example/consumer/main.cpp, one checked reduce)
+#    built three ways: find_package and pkg-config against the install,
+#    FetchContent from this checkout; the API reference (Doxygen)
 # --------------------------------------------------------------------------
 step_begin "install"
 prefix=$(mktemp -d "${TMPDIR:-/tmp}/sparse_reduce-prefix.XXXXXX")
-consumer_build=$(mktemp -d "${TMPDIR:-/tmp}/sparse_reduce-consumer.XXXXXX")
-temp_dirs+=("$prefix" "$consumer_build")
+consumers=$(mktemp -d "${TMPDIR:-/tmp}/sparse_reduce-consumers.XXXXXX")
+temp_dirs+=("$prefix" "$consumers")
 cmake --install build/release --prefix "$prefix"
-cmake -S example/consumer -B "$consumer_build" \
-    -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release
-found_dir=$(sed -n 's/^SparseReduce_DIR:PATH=//p' "$consumer_build/CMakeCache.txt")
+for installed in share/doc/SparseReduce/LICENSE share/pkgconfig/sparse_reduce.pc bin/sparse_reduce_tune; do
+    if [[ ! -e "$prefix/$installed" ]]; then
+        echo "cmake --install did not install $installed" >&2
+        exit 1
+    fi
+done
+
+# The consumers are built without optimisation: they check the packaging.
+echo "-- consumer: find_package(SparseReduce) from $prefix"
+cmake -S example/consumer -B "$consumers/find_package" -DCMAKE_PREFIX_PATH="$prefix"
+found_dir=$(sed -n 's/^SparseReduce_DIR:PATH=//p' "$consumers/find_package/CMakeCache.txt")
 if [[ "$found_dir" != "$prefix/lib/cmake/SparseReduce" ]]; then
     echo "consumer found SparseReduce in '$found_dir', not in the fresh install $prefix" >&2
     exit 1
 fi
-cmake --build "$consumer_build" -j2
-oversubscribe=()
-if is_open_mpi; then oversubscribe=(--oversubscribe); fi
-consumer_out=$(mpiexec -n 4 "${oversubscribe[@]}" "$consumer_build/consumer")
-echo "$consumer_out"
-if [[ "$consumer_out" != *"consumer: 4 ranks"* ]]; then
-    echo "consumer did not report 4 ranks" >&2
+cmake --build "$consumers/find_package" -j2
+
+# FETCHCONTENT_SOURCE_DIR_SPARSEREDUCE: FetchContent takes this checkout as
+# the source, no download. As a subproject SparseReduce must not look for
+# Boost.Test or Google Benchmark.
+echo "-- consumer: FetchContent from $ROOT"
+cmake -S example/consumer/fetchcontent -B "$consumers/fetchcontent" \
+    -DFETCHCONTENT_SOURCE_DIR_SPARSEREDUCE="$ROOT"
+if grep -E '^(boost_unit_test_framework|benchmark)_DIR' "$consumers/fetchcontent/CMakeCache.txt"; then
+    echo "SparseReduce as a subproject looked for Boost.Test or Google Benchmark" >&2
     exit 1
 fi
+cmake --build "$consumers/fetchcontent" -j2
+
+echo "-- consumer: pkg-config --cflags --libs sparse_reduce"
+mkdir -p "$consumers/pkgconfig"
+PKG_CONFIG_PATH="$prefix/share/pkgconfig" \
+    make -C example/consumer/pkgconfig BUILD="$consumers/pkgconfig" CXXFLAGS=-O0
+
+oversubscribe=()
+if is_open_mpi; then oversubscribe=(--oversubscribe); fi
+for run in find_package:4 fetchcontent:2 pkgconfig:2; do
+    way=${run%:*} np=${run#*:}
+    consumer_out=$(mpiexec -n "$np" "${oversubscribe[@]}" "$consumers/$way/consumer")
+    echo "$way: $consumer_out"
+    if [[ "$consumer_out" != *"consumer: $np ranks"*": OK" ]]; then
+        echo "the $way consumer did not reduce correctly on $np ranks" >&2
+        exit 1
+    fi
+done
+
+# The API reference from the public headers (about 1 s): a malformed doc
+# comment fails the build.
+cmake --build --preset release --target docs
 step_end
 
 # --------------------------------------------------------------------------
