@@ -22,6 +22,7 @@
 // does the rank that detected it. An invalid root throws on every rank
 // before anything is sent.
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -244,11 +245,16 @@ public:
         // the call on every rank that must know, with nothing left queued.
         if (local_failure.empty()) {
             try {
-                // The destination folds every window into a dense output
-                // densely, so it needs no entry counts of a dense input: that
-                // saves a scan of the whole input (the root of a drop-in).
+                // A dense input needs no entry counts where every window of
+                // it goes one way: on the destination of a dense output (all
+                // fold densely) and on a leaf of every tree (the encoder reads
+                // it as it is). That saves a scan of the whole input on both
+                // ranks of a drop-in at P = 2.
                 constexpr bool dense_in = repr_traits<std::remove_cvref_t<In>>::kind == repr_kind::dense;
-                const bool count_windows = !(dense_in && RO::kind == repr_kind::dense && destination);
+                const bool leaf = std::ranges::all_of(
+                    sched.trees, [&](const tree& t) { return t.children[static_cast<std::size_t>(me)].empty(); });
+                const bool count_windows =
+                    !(dense_in && ((RO::kind == repr_kind::dense && destination) || (leaf && !destination)));
                 own.emplace(detail::make_own_input(in, cfg, id, count_windows, window_counts, counts.blocks,
                                                    detail::stats_grain));
                 if constexpr (RO::kind == repr_kind::dense)

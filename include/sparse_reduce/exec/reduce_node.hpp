@@ -378,7 +378,9 @@ private:
         std::size_t estimate = has_own && k < own_->window_entries.size() ? own_->window_entries[k] : 0;
         for (std::size_t c = 0; c < children_.size(); ++c) estimate += child_block_entries(c, len);
         const bool to_dense_output = !shape_.sends && out_->dense != nullptr;
-        if (to_dense_output || 4 * estimate >= len) {
+        // a leaf's dense input goes to the encoder as it is, whatever its density
+        const bool dense_leaf = has_own && own_->dense && children_.empty() && shape_.sends;
+        if (to_dense_output || dense_leaf || 4 * estimate >= len) {
             fold_dense(lo, len, has_own, to_dense_output);
         } else {
             fold_sparse(lo, len, has_own);

@@ -196,6 +196,135 @@ std::size_t write_index_value(Reader r, std::size_t entries, const T& id, block_
     return header_bytes + offset_bytes + value_bytes;
 }
 
+// The smallest form for a block of len elements with these costs (dense
+// unless another is strictly smaller).
+template <wire_value T>
+format smallest_format(std::size_t len, const block_stats<T>& s)
+{
+    std::size_t best = dense_bytes<T>(len);
+    format f = format::dense;
+    if (index_value_bytes<T>(len, s.entries) < best) {
+        best = index_value_bytes<T>(len, s.entries);
+        f = format::index_value;
+    }
+    if constexpr (rle_value<T>)
+        if (rle_bytes<T>(s.rle_words) < best) f = format::rle;
+    return f;
+}
+
+template <rle_value T, class Reader>
+std::size_t write_rle(Reader r, std::size_t words, std::size_t len, const T& id, std::byte* out)
+{
+    write_header(out, block_tag::rle, checked_count<T>(words));
+    T* w = reinterpret_cast<T*>(out + header_bytes);
+    sparse_reduce::detail::rle_sink<T> sink(w, len, id);
+    sparse_reduce::detail::drain(r, sink);
+    sink.finish();
+    std::memset(reinterpret_cast<std::byte*>(w + sink.words()), 0,
+                rle_bytes<T>(sink.words()) - header_bytes - sink.words() * sizeof(T));
+    return rle_bytes<T>(sink.words());
+}
+
+template <wire_value T>
+std::size_t write_dense(const T* p, std::size_t len, std::byte* out)
+{
+    write_header(out, block_tag::dense, static_cast<std::uint32_t>(len));
+    if (len) std::memcpy(out + header_bytes, static_cast<const void*>(p), len * sizeof(T));
+    std::memset(out + header_bytes + len * sizeof(T), 0, padded(len * sizeof(T)) - len * sizeof(T));
+    return dense_bytes<T>(len);
+}
+
+// What encode_dense_source found: the block's costs, and whether all its
+// entries were gathered (as `gathered` values behind the offsets at the front).
+template <class T>
+struct dense_scan {
+    block_stats<T> stats;
+    bool complete = false;
+    T* gathered = nullptr;
+};
+
+// One pass over a dense source block (float, double) that gathers its
+// entries branch-free straight into the output while index/value may still
+// be the smallest form: offsets at the front, values behind the room for the
+// most entries that could still win. Chunks with no entry are skipped after
+// one vectorised test, so a sparse block reads at memory speed. The RLE cost
+// then comes from the gathered entries (a stretch of identities before each
+// gap). Where the block turns out dense (over 5/8 entries after its first
+// eighth) gathering stops and measure() counts the block instead, as before.
+template <rle_value T, class Offset>
+dense_scan<T> scan_dense_source(const T* p, std::size_t len, const T& id, std::size_t capacity_entries,
+                                std::byte* out)
+{
+    using L = sparse_reduce::detail::rle::layout<T>;
+    using B = typename L::bits;
+    constexpr std::size_t chunk = 32;
+    const B idb = std::bit_cast<B>(id);
+    auto* off = reinterpret_cast<Offset*>(out + header_bytes);
+    dense_scan<T> r;
+    T* const val = reinterpret_cast<T*>(out + header_bytes + padded(capacity_entries * sizeof(Offset)));
+    std::size_t n = 0;
+    for (std::size_t k = 0; k < len; k += chunk) {
+        const std::size_t end = std::min(len, k + chunk);
+        B any = 0;
+        for (std::size_t q = k; q < end; ++q) any |= std::bit_cast<B>(p[q]) ^ idb;
+        if (!any) continue;
+        if (n + (end - k) > capacity_entries || (8 * end >= len && 8 * n > 5 * end)) {
+            r.stats = measure<T>(sparse_reduce::detail::dense_reader<T>({p, len}, id), len, id);
+            return r;
+        }
+        for (std::size_t q = k; q < end; ++q) {
+            off[n] = static_cast<Offset>(q);
+            val[n] = p[q];
+            n += std::bit_cast<B>(p[q]) != idb;
+        }
+    }
+    // RLE words: each entry (two where it looks like a marker), and one per
+    // stretch of identities: before the first entry, in each gap, after the last.
+    std::size_t words = n, prev_end = 0; // prev_end: one past the previous entry
+    for (std::size_t e = 0; e < n; ++e) {
+        const std::size_t at = off[e];
+        words += (at != prev_end) + sparse_reduce::detail::rle::is_marker(val[e]);
+        prev_end = at + 1;
+    }
+    words += prev_end != len;
+    r.stats = {n, words};
+    r.complete = true;
+    r.gathered = val;
+    return r;
+}
+
+// Encodes a dense source block in format f (adaptive or index_value) from
+// scan_dense_source's pass: the same bytes as measure() and the writers.
+template <rle_value T, class Offset>
+std::size_t encode_dense_source(const T* p, std::size_t len, const T& id, format f, block_tag tag, std::byte* out)
+{
+    // Entries index/value can hold and still be smaller than dense (16 bytes
+    // of slack for the padding), or all of them when it is asked for.
+    const std::size_t capacity_entries =
+        f == format::index_value ? len
+                                 : (len * sizeof(T) - std::min<std::size_t>(len * sizeof(T), 16)) / (sizeof(Offset) + sizeof(T));
+    const dense_scan<T> scan = scan_dense_source<T, Offset>(p, len, id, capacity_entries, out);
+    const block_stats<T>& s = scan.stats;
+    if (f == format::adaptive) f = smallest_format<T>(len, s);
+    const sparse_reduce::detail::dense_reader<T> reader({p, len}, id);
+    switch (f) {
+    case format::index_value: {
+        if (!scan.complete) return write_index_value<T, Offset>(reader, s.entries, id, tag, out);
+        write_header(out, tag, checked_count<T>(s.entries));
+        const std::size_t offset_bytes = s.entries * sizeof(Offset), value_bytes = s.entries * sizeof(T);
+        std::byte* values = out + header_bytes + padded(offset_bytes);
+        std::memset(out + header_bytes + offset_bytes, 0, padded(offset_bytes) - offset_bytes);
+        std::memmove(values, scan.gathered, value_bytes); // down to its place (overlapping)
+        std::memset(values + value_bytes, 0, padded(value_bytes) - value_bytes);
+        return header_bytes + padded(offset_bytes) + padded(value_bytes);
+    }
+    case format::rle: return write_rle<T>(reader, s.rle_words, len, id, out);
+    case format::dense:
+    case format::adaptive: break;
+    }
+    return write_dense<T>(p, len, out);
+}
+
 } // namespace detail
 
 // Encodes the entries of `r` (indices relative to the block, all below len)
@@ -205,17 +334,19 @@ template <wire_value T, class Reader>
 std::size_t encode_block(Reader r, std::size_t len, const T& id, format f, std::byte* out)
 {
     detail::checked_count<T>(len);
-    const auto s = detail::measure<T>(r, len, id);
-    if (f == format::adaptive) {
-        std::size_t best = dense_bytes<T>(len);
-        f = format::dense;
-        if (index_value_bytes<T>(len, s.entries) < best) {
-            best = index_value_bytes<T>(len, s.entries);
-            f = format::index_value;
+    if constexpr (requires { r.source(); }) { // a dense source: no walk entry by entry
+        const T* p = r.source().data();
+        if (f == format::dense) return detail::write_dense<T>(p, len, out);
+        if constexpr (rle_value<T>) {
+            using L = sparse_reduce::detail::rle::layout<T>;
+            if (f != format::rle && len <= L::max_run && !sparse_reduce::detail::rle::is_marker(id))
+                return len <= 65536
+                           ? detail::encode_dense_source<T, std::uint16_t>(p, len, id, f, block_tag::index_value16, out)
+                           : detail::encode_dense_source<T, std::uint32_t>(p, len, id, f, block_tag::index_value32, out);
         }
-        if constexpr (rle_value<T>)
-            if (rle_bytes<T>(s.rle_words) < best) f = format::rle;
     }
+    const auto s = detail::measure<T>(r, len, id);
+    if (f == format::adaptive) f = detail::smallest_format<T>(len, s);
     switch (f) {
     case format::index_value:
         return len <= 65536
@@ -223,28 +354,21 @@ std::size_t encode_block(Reader r, std::size_t len, const T& id, format f, std::
                    : detail::write_index_value<T, std::uint32_t>(r, s.entries, id, block_tag::index_value32, out);
     case format::rle:
         if constexpr (rle_value<T>) {
-            detail::write_header(out, block_tag::rle, detail::checked_count<T>(s.rle_words));
-            T* words = reinterpret_cast<T*>(out + header_bytes);
-            sparse_reduce::detail::rle_sink<T> sink(words, len, id);
-            sparse_reduce::detail::drain(r, sink);
-            sink.finish();
-            std::memset(reinterpret_cast<std::byte*>(words + sink.words()), 0,
-                        rle_bytes<T>(sink.words()) - header_bytes - sink.words() * sizeof(T));
-            return rle_bytes<T>(sink.words());
+            return detail::write_rle<T>(r, s.rle_words, len, id, out);
         } else {
             detail::fail("the rle wire format needs float or double values");
         }
     default: {
-        detail::write_header(out, block_tag::dense, static_cast<std::uint32_t>(len));
-        T* val = reinterpret_cast<T*>(out + header_bytes);
         if constexpr (requires { r.source(); }) {
-            if (len) std::memcpy(static_cast<void*>(val), r.source().data(), len * sizeof(T));
+            return detail::write_dense<T>(r.source().data(), len, out);
         } else {
+            detail::write_header(out, block_tag::dense, static_cast<std::uint32_t>(len));
+            T* val = reinterpret_cast<T*>(out + header_bytes);
             std::fill(val, val + len, id);
             for (; !r.done(); r.next()) val[r.index()] = r.value();
+            std::memset(reinterpret_cast<std::byte*>(val + len), 0, padded(len * sizeof(T)) - len * sizeof(T));
+            return dense_bytes<T>(len);
         }
-        std::memset(reinterpret_cast<std::byte*>(val + len), 0, padded(len * sizeof(T)) - len * sizeof(T));
-        return dense_bytes<T>(len);
     }
     }
 }
