@@ -38,6 +38,7 @@
 #include "../detail/value_equal.hpp"
 #include "../error.hpp"
 #include "../kernel/entry_stream.hpp"
+#include "../kernel/fold_rule.hpp"
 #include "../kernel/merge_arrays.hpp"
 #include "../op/associative_op.hpp"
 #include "../wire/block.hpp"
@@ -376,7 +377,7 @@ private:
         std::size_t estimate = has_own ? own_->window_entries[k] : 0;
         for (std::size_t c = 0; c < children_.size(); ++c) estimate += child_block_entries(c, len);
         const bool to_dense_output = !shape_.sends && out_->dense != nullptr;
-        if (to_dense_output || 4 * estimate >= len) {
+        if (to_dense_output || folds_densely(estimate, len)) {
             fold_dense(lo, len, has_own, to_dense_output);
         } else {
             fold_sparse(lo, len, has_own);
