@@ -13,6 +13,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "../detail/exhaustive.hpp"
 #include "../detail/value_equal.hpp"
 #include "../error.hpp"
 #include "../model/merged_size.hpp"
@@ -42,10 +43,12 @@ void block_entries(Counts& counts, const auto& in, std::size_t dimension, std::s
     } else if constexpr (R::kind == repr_kind::index_value) {
         for (const auto i : R::indices(in))
             if (static_cast<std::size_t>(i) < dimension) ++counts[static_cast<std::size_t>(i) / grain];
-    } else {
+    } else if constexpr (R::kind == repr_kind::rle) {
         rle::cursor<T> c(in.words().data(), in.words().size(), in.size());
         while (c.next())
             if (c.run == 0 && c.pos < dimension) ++counts[c.pos / grain];
+    } else {
+        static_assert(dependent_false<R>, "block_entries: a repr_kind without a count");
     }
 }
 
