@@ -23,6 +23,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -182,7 +183,7 @@ inline void write_header(std::byte* out, block_tag tag, std::uint32_t count)
 template <class T>
 std::uint32_t checked_count(std::size_t n)
 {
-    if (n > 0xffffffffu) fail("block of " + std::to_string(n) + " elements is too long for the wire");
+    if (n > std::numeric_limits<std::uint32_t>::max()) fail("block of " + std::to_string(n) + " elements is too long for the wire");
     return static_cast<std::uint32_t>(n);
 }
 
