@@ -103,12 +103,12 @@ void real_grid(const boost::mpi::communicator& world, const sr::tuning& tune, in
                 // Every fixed policy and automatic, one call each in turn per
                 // repetition, so the machine's drift hits them alike.
                 std::vector<std::function<sr::report()>> calls;
-                auto plans = std::make_tuple(sr::make_plan(world, 0, c, sr::policy::binomial{}),
-                                             sr::make_plan(world, 0, c, sr::policy::k_ary{.k = 4}),
-                                             sr::make_plan(world, 0, c, sr::policy::binary{}),
-                                             sr::make_plan(world, 0, c, sr::policy::chain{}),
-                                             sr::make_plan(world, 0, c, sr::policy::two_tree{}),
-                                             sr::make_plan(world, 0, c, sr::policy::automatic{.tuned = tune}));
+                auto plans = std::apply(
+                    [&](const auto&... fixed) {
+                        return std::make_tuple(sr::make_plan(world, 0, c, bench::fixed_policy(fixed))...,
+                                               sr::make_plan(world, 0, c, sr::policy::automatic{.tuned = tune}));
+                    },
+                    sr::detail::tree_table);
                 std::apply([&](auto&... plan) { (calls.push_back([&] { return plan.reduce(in, out, std::plus<>{}); }), ...); },
                            plans);
                 std::vector<std::vector<double>> times(calls.size());

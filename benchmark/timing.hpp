@@ -4,7 +4,10 @@
 // figures are min / median / max over repetitions.
 
 #include <algorithm>
+#include <array>
+#include <cstddef>
 #include <functional>
+#include <type_traits>
 #include <vector>
 
 #include <mpi.h>
@@ -12,6 +15,7 @@
 #include <sparse_reduce/exec/simulator.hpp>
 #include <sparse_reduce/policy.hpp>
 #include <sparse_reduce/select/sreduce.hpp>
+#include <sparse_reduce/select/tree_table.hpp>
 
 #include "workload.hpp"
 
@@ -44,21 +48,33 @@ inline stats time_collective(MPI_Comm comm, int warmup, int reps, const std::fun
     return summarize(t);
 }
 
-// The fixed policies automatic is compared with, by name.
-inline constexpr algorithm fixed_algorithms[] = {algorithm::binomial, algorithm::k_ary, algorithm::binary,
-                                                 algorithm::chain, algorithm::two_tree};
-
-// f(policy) for a fixed algorithm (k_ary with k = 4).
-template <class F>
-decltype(auto) with_policy(algorithm a, F&& f)
+// The fixed policies automatic is compared with: a policy per row of the
+// tree table (select/tree_table.hpp), k_ary with k = fixed_k.
+inline constexpr int fixed_k = 4;
+template <class Row>
+typename Row::policy_type fixed_policy(const Row&)
 {
-    switch (a) {
-    case algorithm::binomial: return f(policy::binomial{});
-    case algorithm::k_ary: return f(policy::k_ary{.k = 4});
-    case algorithm::binary: return f(policy::binary{});
-    case algorithm::chain: return f(policy::chain{});
-    default: return f(policy::two_tree{});
-    }
+    typename Row::policy_type p{};
+    if constexpr (requires { p.k; }) p.k = fixed_k;
+    return p;
+}
+
+// The table's algorithms, by name, in its order.
+inline constexpr auto fixed_algorithms = [] {
+    std::array<algorithm, detail::tree_algorithms.size()> a{};
+    for (std::size_t i = 0; i < a.size(); ++i) a[i] = detail::tree_algorithms[i].id;
+    return a;
+}();
+
+// f(policy) for a fixed algorithm.
+template <class F>
+auto with_policy(algorithm a, F&& f)
+{
+    std::invoke_result_t<F&, policy::binomial> result{};
+    detail::for_each_tree_row([&](const auto& row) {
+        if (row.id == a) result = f(fixed_policy(row));
+    });
+    return result;
 }
 
 // P simulated ranks' inputs for a cell.

@@ -4,7 +4,8 @@
 #   - no include cycle between folders;
 #   - no include from a lower layer into collective/ or sort/, and no include
 #     that goes up the layer order below.
-# Exit 0 when all hold, 1 (with one line per violation) when not.
+# Exit 0 when all hold, 1 (with one line per violation) when not. Functions
+# over MAX_FUNCTION_LINES are listed as warnings (they do not fail the check).
 #
 # Usage: scripts/check-layout.sh [repository root]   (default: this script's ..)
 set -euo pipefail
@@ -16,6 +17,7 @@ from itertools import count
 root = sys.argv[1]
 base = os.path.join(root, "include", "sparse_reduce")
 MAX_LINES = 600
+MAX_FUNCTION_LINES = 80
 
 # The layers, bottom to top. A header may include headers of its own layer
 # and of the layers before it, never of a later one. A folder is a layer of
@@ -129,6 +131,34 @@ for v in nodes:
 for comp in sccs:
     inside = [edges[a][b] for a in comp for b in edges.get(a, {}) if b in comp]
     problems.append("include cycle between folders " + ", ".join(comp) + ": " + "; ".join(inside))
+
+# Long functions (warnings): a body is a `{` whose statement head ends in
+# `)` (perhaps followed by const, noexcept, a trailing return type or a
+# member initialiser list) and does not start with a control keyword; its
+# length runs from the head's first line to the matching `}`.
+strip_re = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'', re.S)
+body_head_re = re.compile(r'\)\s*(?:const|noexcept|override|final|mutable|->[^{;]*|:[^{;]*)?\s*$')
+control_re = re.compile(r'^(?:else\b|if\b|for\b|while\b|switch\b|catch\b|do\b|try\b|return\b)')
+warnings = []
+for rel in headers:
+    with open(os.path.join(base, rel), encoding="utf-8") as fh:
+        text = strip_re.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), fh.read())
+    opens, head_start = [], 0  # per open brace: (is a function body, line of its head)
+    for i, ch in enumerate(text):
+        if ch in ";{}":
+            if ch == "{":
+                head = text[head_start:i]
+                lead = len(head) - len(head.lstrip())
+                body = bool(body_head_re.search(head)) and not control_re.match(head.strip())
+                opens.append((body, text.count("\n", 0, head_start + lead) + 1))
+            elif ch == "}" and opens:
+                body, first = opens.pop()
+                last = text.count("\n", 0, i) + 1
+                if body and last - first + 1 > MAX_FUNCTION_LINES:
+                    warnings.append(f"long function: include/sparse_reduce/{rel}:{first} has {last - first + 1} lines")
+            head_start = i + 1
+for w in warnings:
+    print("check-layout: warning: " + w, file=sys.stderr)
 
 if problems:
     print("check-layout: FAILED", file=sys.stderr)

@@ -23,6 +23,7 @@
 #include "error.hpp"
 #include "model/cost.hpp"
 #include "policy.hpp"
+#include "select/tree_table.hpp"
 #include "select/tuning.hpp"
 
 namespace sparse_reduce {
@@ -39,11 +40,12 @@ inline void check_segment(const char* who, const char* name, std::size_t bytes)
 } // namespace detail
 
 // ---- reduce policies ----
-inline void validate(const policy::binomial& p) { detail::check_segment("binomial", "segment_bytes", p.segment_bytes); }
-inline void validate(const policy::k_ary& p) { detail::check_segment("k_ary", "segment_bytes", p.segment_bytes); }
-inline void validate(const policy::binary& p) { detail::check_segment("binary", "segment_bytes", p.segment_bytes); }
-inline void validate(const policy::chain& p) { detail::check_segment("chain", "segment_bytes", p.segment_bytes); }
-inline void validate(const policy::two_tree& p) { detail::check_segment("two_tree", "segment_bytes", p.segment_bytes); }
+// The trees of select/tree_table.hpp: the segment size, named by the row.
+template <tree_table_policy P>
+void validate(const P& p)
+{
+    detail::check_segment(detail::tree_row_of<P>.name, "segment_bytes", p.segment_bytes);
+}
 inline void validate(const policy::optimal_binary& p)
 {
     detail::check_segment("optimal_binary", "segment_bytes", p.segment_bytes);

@@ -11,7 +11,7 @@
 //   model/       the α-β-γ cost model, merged sizes, k-ary branching, group replication
 //   tree/        reduction trees as plain data (binomial, k-ary, binary, chain, optimal binary, two-tree)
 //   schedule/    trees plus windows: what every rank does, printable; its predicted time
-//   select/      policy.hpp and policy_check.hpp with it: tuning, call statistics, Sreduce,
+//   select/      policy.hpp and policy_check.hpp with it: the tree table, tuning, call statistics, Sreduce,
 //                the schedule a policy resolves to, allreduce's group shape
 //   mpi/         transport: the private communicator, chunked byte transfers, every tag
 //   exec/        the per-rank state machines, the Boost.MPI and whole-message executors,
@@ -59,6 +59,7 @@
 #include "policy.hpp"
 #include "policy_check.hpp"
 #include "select/tuning.hpp"
+#include "select/tree_table.hpp"
 #include "select/sreduce.hpp"
 #include "select/call_stats.hpp"
 #include "select/resolve.hpp"

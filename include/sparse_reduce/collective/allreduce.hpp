@@ -58,6 +58,7 @@
 #include "../report.hpp"
 #include "../select/group_shape.hpp"
 #include "../select/tuning.hpp"
+#include "allreduce/algorithms.hpp"
 #include "allreduce/estimate.hpp"
 #include "allreduce/grouped.hpp"
 #include "allreduce/recursive_doubling.hpp"
@@ -66,39 +67,17 @@
 #include "reduce.hpp"
 
 namespace sparse_reduce {
-namespace detail {
 
+// automatic, or a policy of allreduce/algorithms.hpp's table.
 template <class P>
-inline constexpr bool is_grouped = std::same_as<P, policy::grouped> || std::same_as<P, policy::split_allgather>;
-
-// The algorithm a fixed policy runs (automatic chooses per call; the
-// reduce_broadcast policies, whatever their tree, run reduce_broadcast).
-template <class P>
-inline constexpr allreduce_algorithm allreduce_algorithm_of = allreduce_algorithm::reduce_broadcast;
-template <>
-inline constexpr allreduce_algorithm allreduce_algorithm_of<policy::recursive_doubling> =
-    allreduce_algorithm::recursive_doubling;
-template <>
-inline constexpr allreduce_algorithm allreduce_algorithm_of<policy::split_allgather> =
-    allreduce_algorithm::split_allgather;
-template <>
-inline constexpr allreduce_algorithm allreduce_algorithm_of<policy::grouped> = allreduce_algorithm::grouped;
-
-} // namespace detail
-
-template <class P>
-concept allreduce_policy = std::same_as<P, policy::recursive_doubling> || std::same_as<P, policy::automatic> ||
-                           detail::is_grouped<P> ||
-                           requires(const P& p) {
-                               { p.tree } -> reduce_policy;
-                               { p.broadcast_segment_bytes } -> std::convertible_to<std::size_t>;
-                           };
+concept allreduce_policy = std::same_as<P, policy::automatic> || detail::allreduce_algorithm_of<P>.has_value();
 
 template <allreduce_policy Policy = policy::automatic>
 class allreduce_plan {
     using tree_policy = typename detail::tree_policy_of<Policy>::type;
     static constexpr bool is_automatic = std::same_as<Policy, policy::automatic>;
-    static constexpr bool has_reduce = !std::same_as<Policy, policy::recursive_doubling> && !detail::is_grouped<Policy>;
+    static constexpr bool has_reduce =
+        is_automatic || detail::row_of(*detail::allreduce_algorithm_of<Policy>).runs_reduce;
 
 public:
     allreduce_plan(const boost::mpi::communicator& comm, std::size_t dimension, Policy policy = {})
@@ -150,7 +129,7 @@ public:
     report allreduce(const In& in, Out&& out, const Op& op)
     {
         if constexpr (!is_automatic) {
-            return run(detail::allreduce_algorithm_of<Policy>, in, out, op);
+            return run(*detail::allreduce_algorithm_of<Policy>, in, out, op);
         } else {
             report r = run(choose<value_type_of<In>>(in, op), in, out, op);
             r.algorithm = "automatic: " + r.algorithm;
@@ -182,35 +161,36 @@ private:
                                                            static_cast<double>(seg), t.machine));
     }
 
-    // The algorithm `a` (one this plan's policy can run).
+    // The algorithm `a` (one this plan's policy can run: detail::plan_runs).
     template <class In, class Out, class Op>
     report run(detail::allreduce_algorithm a, const In& in, Out& out, const Op& op)
     {
         using A = detail::allreduce_algorithm;
         switch (a) {
         case A::reduce_broadcast:
-            if constexpr (has_reduce) {
+            if constexpr (detail::plan_runs<Policy>(A::reduce_broadcast)) {
                 std::size_t seg = 0; // automatic: the reduce's segment
                 if constexpr (!is_automatic) seg = policy_.broadcast_segment_bytes;
                 return detail::reduce_then_broadcast(*reduce_, private_, dimension_, in, out, op, seg);
             }
             break;
         case A::recursive_doubling:
-            if constexpr (is_automatic || std::same_as<Policy, policy::recursive_doubling>)
+            if constexpr (detail::plan_runs<Policy>(A::recursive_doubling))
                 return detail::doubling_allreduce(private_, dimension_, in, out, op, policy_.wire,
                                                   policy_.segment_bytes, *buffers_);
             break;
         case A::split_allgather:
             if constexpr (is_automatic) return split_plan().allreduce(in, out, op);
-            if constexpr (std::same_as<Policy, policy::split_allgather>)
+            else if constexpr (detail::plan_runs<Policy>(A::split_allgather))
                 return detail::grouped_allreduce(private_, dimension_, policy_, groups_, in, out, op, *buffers_);
             break;
         case A::grouped:
-            if constexpr (std::same_as<Policy, policy::grouped>)
+            if constexpr (detail::plan_runs<Policy>(A::grouped))
                 return detail::grouped_allreduce(private_, dimension_, policy_, groups_, in, out, op, *buffers_);
             break;
         }
-        detail::fail("allreduce: an algorithm its plan does not run"); // not reached
+        // Not reached: a fixed policy runs its own algorithm, automatic a candidate.
+        detail::fail("allreduce: an algorithm its plan does not run");
     }
 
     // automatic's split-allgather, made on first use

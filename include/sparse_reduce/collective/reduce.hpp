@@ -53,12 +53,8 @@
 #include "../select/resolve.hpp"
 #include "../select/sreduce.hpp"
 #include "../select/tuning.hpp"
-#include "../tree/binary.hpp"
-#include "../tree/binomial.hpp"
-#include "../tree/chain.hpp"
-#include "../tree/k_ary.hpp"
+#include "../select/tree_table.hpp"
 #include "../tree/optimal_binary.hpp"
-#include "../tree/two_tree.hpp"
 
 namespace sparse_reduce {
 namespace detail {

@@ -52,6 +52,22 @@ static_assert(sizeof(partial_header) == 64);
 
 inline constexpr std::size_t partial_header_bytes = sizeof(partial_header);
 
+// A failed message carries at most this much of the error's text.
+inline constexpr std::size_t max_error_text_bytes = 4096;
+
+// Blocked indices: windows of 2^16 = 65536 elements, each index's low 16
+// bits on the wire (where the windowed wire has its 2-byte offsets).
+inline constexpr int blocked_window_bits = 16;
+// A window's (u32 window, u32 entries) pair costs what this many entries
+// save (8 bytes against 2 per entry): blocked only with fewer windows than
+// entries / this.
+inline constexpr std::size_t blocked_entries_per_window = 4;
+// Below this many entries blocking is not tried (it would save at most one pair).
+inline constexpr std::size_t blocked_min_entries = 8;
+
+// The words finish_partial's `pairs` needs for n entries.
+constexpr std::size_t blocked_pairs_words(std::size_t n) { return 2 * (n / blocked_entries_per_window + 1); }
+
 constexpr std::size_t pad8(std::size_t bytes) { return (bytes + 7) & ~std::size_t{7}; }
 
 // Where a message of `count` entries puts its indices, and the room a message
@@ -75,7 +91,7 @@ constexpr std::size_t dense_partial_bytes(std::size_t dimension)
 // Closes a message whose n values are at the header's end and whose n
 // indices were written for room `cap` (at partial_indices_at(cap)): moves
 // the indices next to the values, blocked when that is smaller, and writes
-// the header. `pairs` has room for 2 * (n / 4 + 1) words. Returns its bytes.
+// the header. `pairs` has room for blocked_pairs_words(n). Returns its bytes.
 template <class T, class I>
 std::size_t finish_partial(std::byte* msg, std::size_t n, std::size_t cap, std::size_t dimension, std::uint32_t* pairs)
 {
@@ -88,12 +104,12 @@ std::size_t finish_partial(std::byte* msg, std::size_t n, std::size_t cap, std::
     std::size_t w = 0;
     bool blocked = false;
     if constexpr (sizeof(I) == 4) {
-        if (n >= 8) { // the windows, giving up where there are more than n / 4
-            const std::size_t limit = n / 4;
-            std::uint32_t window = static_cast<std::uint32_t>(from[0] >> 16), entries = 0;
+        if (n >= blocked_min_entries) { // the windows, giving up where there are too many
+            const std::size_t limit = n / blocked_entries_per_window;
+            std::uint32_t window = static_cast<std::uint32_t>(from[0] >> blocked_window_bits), entries = 0;
             blocked = true;
             for (std::size_t k = 0; k < n; ++k) {
-                const auto hi = static_cast<std::uint32_t>(from[k] >> 16);
+                const auto hi = static_cast<std::uint32_t>(from[k] >> blocked_window_bits);
                 if (hi != window) {
                     if (w == limit) {
                         blocked = false;
@@ -186,8 +202,8 @@ partial_view<T, I> parse_partial(std::byte* msg, std::size_t bytes, std::size_t 
         for (std::size_t p = 0; p < h.windows; ++p) {
             std::uint32_t pair[2];
             std::memcpy(pair, msg + pairs_at + 8 * p, sizeof pair);
-            if (pair[1] > v.n - k || pair[0] > (dimension - 1) >> 16) bad_size();
-            const I base = static_cast<I>(pair[0]) << 16;
+            if (pair[1] > v.n - k || pair[0] > (dimension - 1) >> blocked_window_bits) bad_size();
+            const I base = static_cast<I>(pair[0]) << blocked_window_bits;
             for (const std::size_t end = k + pair[1]; k < end; ++k) out[k] = base | low[k];
         }
         if (k != v.n) bad_size();

@@ -20,14 +20,18 @@
 
 namespace sparse_reduce::detail {
 
+// A rank program's node_buffers per tree, in the caller's pools: tree k's
+// at pools_per_tree * k + one of these.
+inline constexpr std::size_t node_pool = 0, forward_pool = 1, result_pool = 2, pools_per_tree = 3;
+
 template <class T, class Op, class Reader>
 class rank_program {
 public:
     using node_t = reduce_node<T, Op, Reader>;
 
     // dense_out: the root's dense output (nullptr when the output is sparse
-    // or this rank is not the root); pools: 3 per tree (its node, its forward
-    // receiver, its result staging), kept by the caller; mem: the call's
+    // or this rank is not the root); pools: pools_per_tree per tree (its node,
+    // its forward receiver, its result staging), kept by the caller; mem: the call's
     // bookkeeping (exec/call_arena.hpp). The trees must outlive the program.
     rank_program(const std::vector<tree>& trees, int me, const stream_config& cfg, const Op& op,
                  const own_input<T, Reader>& own, T* dense_out, std::vector<node_buffers>& pools,
@@ -36,11 +40,11 @@ public:
           forward_nodes_(trees.size(), mem), tops_(trees.size(), mem), bindings_(mem)
     {
         const std::size_t n = trees.size();
-        if (pools.size() < 3 * n) pools.resize(3 * n);
-        bindings_.reserve(2 * n);
+        if (pools.size() < pools_per_tree * n) pools.resize(pools_per_tree * n);
+        bindings_.reserve(2 * n); // per tree its node, perhaps a forward receiver
         for (std::size_t k = 0; k < n; ++k) {
             results_[k].dense = dense_out;
-            results_[k].staging = &pools[3 * k + 2];
+            results_[k].staging = &pools[pools_per_tree * k + result_pool];
         }
         for (std::size_t k = 0; k < n; ++k) {
             const tree& t = trees[k];
@@ -48,16 +52,16 @@ public:
             stream_config c = cfg;
             c.window_offset = k;
             c.window_stride = n;
-            const int stream = stream_tag + 2 * static_cast<int>(k), forward = forward_tag + 2 * static_cast<int>(k);
+            const int stream = tree_tag(stream_tag, k), forward = tree_tag(forward_tag, k);
             node_shape shape{me, view.children, view.self_position, view.parent >= 0 || view.forwards};
             auto& node = tree_nodes_[k].emplace(shape, c, op, &owns_[k], shape.sends ? nullptr : &results_[k],
-                                                pools[3 * k], mem);
+                                                pools[pools_per_tree * k + node_pool], mem);
             if (!local_failure.empty()) node.fail_locally(local_failure);
             bindings_.push_back({&node, view.forwards ? t.destination : view.parent, view.forwards ? forward : stream, stream});
             if (view.receives_forward) {
                 tops_[k] = t.top;
                 auto& fwd = forward_nodes_[k].emplace(node_shape{me, {&tops_[k], 1}, -1, false}, c, op, nullptr,
-                                                      &results_[k], pools[3 * k + 1], mem);
+                                                      &results_[k], pools[pools_per_tree * k + forward_pool], mem);
                 bindings_.push_back({&fwd, -1, -1, forward});
             }
         }

@@ -38,6 +38,7 @@
 #include "../detail/value_equal.hpp"
 #include "../error.hpp"
 #include "../kernel/entry_stream.hpp"
+#include "../kernel/fold_rule.hpp"
 #include "../kernel/merge_arrays.hpp"
 #include "../op/associative_op.hpp"
 #include "../wire/block.hpp"
@@ -380,7 +381,7 @@ private:
         const bool to_dense_output = !shape_.sends && out_->dense != nullptr;
         // a leaf's dense input goes to the encoder as it is, whatever its density
         const bool dense_leaf = has_own && own_->dense && children_.empty() && shape_.sends;
-        if (to_dense_output || dense_leaf || 4 * estimate >= len) {
+        if (to_dense_output || dense_leaf || folds_densely(estimate, len)) {
             fold_dense(lo, len, has_own, to_dense_output);
         } else {
             fold_sparse(lo, len, has_own);

@@ -238,7 +238,7 @@ private:
         partial_header h;
         h.flags = partial_header::failed;
         h.dimension = dim_;
-        h.count = std::min<std::size_t>(text.size(), 4096);
+        h.count = std::min<std::size_t>(text.size(), max_error_text_bytes);
         h.total_bytes = partial_header_bytes + h.count;
         h.error_rank = res_.failed->rank;
         std::byte* p = ws_.get<std::byte>(send_slot, h.total_bytes);
@@ -268,10 +268,14 @@ private:
         switch (acc_.kind) {
         case acc_kind::own: return f(own_idx, own_val, acc_.n);
         case acc_kind::message: return f(received_idx_, const_cast<const T*>(acc_.dense), acc_.n);
-        default:
+        case acc_kind::scratch:
             return f(ws_.get<I>(acc_.cur ? idx1 : idx0, 0), const_cast<const T*>(ws_.get<T>(acc_.cur ? val1 : val0, 0)),
                      acc_.n);
+        case acc_kind::dense: // the callers fold a dense accumulator themselves
+        case acc_kind::sent:  // and read nothing once it has gone
+            break;
         }
+        fail("whole-message reduce: the accumulator holds no entry list");
     }
 
     // A dense accumulator in a message buffer (header room in front), filled
@@ -367,7 +371,7 @@ private:
     // Header and final layout for a message of n entries written for room cap.
     void finish_message(std::byte* msg, std::size_t n, std::size_t cap)
     {
-        msg_bytes_ = finish_partial<T, I>(msg, n, cap, dim_, ws_.get<std::uint32_t>(pairs_slot, 2 * (n / 4 + 1)));
+        msg_bytes_ = finish_partial<T, I>(msg, n, cap, dim_, ws_.get<std::uint32_t>(pairs_slot, blocked_pairs_words(n)));
         msg_slot_ = send_slot;
     }
 
@@ -435,7 +439,7 @@ private:
             } else if constexpr (R::kind == repr_kind::index_value) { // one pass, straight into the output
                 const auto slots = R::begin_output(*out_, dim_, dim_);
                 R::commit_output(*out_, gather_entries(acc_.dense, dim_, slots.index, slots.value, id_));
-            } else {
+            } else { // RLE, or any kind written through its sink
                 std::size_t n = 0;
                 for (std::size_t i = 0; i < dim_; ++i) n += !same_value(acc_.dense[i], id_);
                 write_through_sink(*out_, dim_, n, id_, [&](auto& sink) {

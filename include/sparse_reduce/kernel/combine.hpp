@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "../detail/exhaustive.hpp"
 #include "../detail/value_equal.hpp"
 #include "../error.hpp"
 #include "../op/associative_op.hpp"
@@ -68,11 +69,13 @@ void write_through_sink(Out& out, std::size_t dim, std::size_t entries, const T&
         sparse_sink<T, typename R::index_type> sink(slots.index, slots.value, id);
         write(sink);
         R::commit_output(out, sink.count());
-    } else {
+    } else if constexpr (R::kind == repr_kind::rle) {
         T* words = out.prepare(dim, rle::max_words<T>(dim, std::min(entries, dim)));
         rle_sink<T> sink(words, dim, id);
         write(sink);
         out.commit(sink.words(), sink.values());
+    } else {
+        static_assert(dependent_false<Out>, "write_through_sink: a repr_kind without a sink");
     }
 }
 

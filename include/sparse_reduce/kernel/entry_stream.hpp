@@ -14,6 +14,7 @@
 #include <string>
 #include <type_traits>
 
+#include "../detail/exhaustive.hpp"
 #include "../detail/value_equal.hpp"
 #include "../error.hpp"
 #include "../repr/representation.hpp"
@@ -127,7 +128,8 @@ auto make_reader(const V& v, const value_type_of<V>& id)
     if constexpr (R::kind == repr_kind::dense) return dense_reader<T>(R::read(v), id);
     else if constexpr (R::kind == repr_kind::index_value)
         return sparse_reader<T, typename R::index_type>(R::indices(v), R::values(v), R::size(v));
-    else return rle_reader<T>(v.words(), v.size(), id);
+    else if constexpr (R::kind == repr_kind::rle) return rle_reader<T>(v.words(), v.size(), id);
+    else static_assert(dependent_false<V>, "make_reader: a repr_kind without a reader");
 }
 
 // ---- sinks -----------------------------------------------------------------

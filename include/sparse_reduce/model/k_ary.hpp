@@ -18,22 +18,25 @@
 
 #include <cmath>
 #include <limits>
+#include <numbers>
 
 namespace sparse_reduce {
 
 // W0(z) for z >= -1/e: Halley's iteration from a log-based start.
 inline double lambert_w0(double z)
 {
-    constexpr double e = 2.718281828459045;
+    constexpr double e = std::numbers::e;
+    constexpr int max_steps = 64;       // Halley's method converges in a handful: a bound, never reached
+    constexpr double tolerance = 1e-15; // relative step at which w is at a double's precision
     if (z < -1 / e) return std::numeric_limits<double>::quiet_NaN();
     if (z == 0) return 0;
     double w = z < 1 ? (z > -0.25 ? z * (1 - z) : -1 + std::sqrt(2 * (1 + e * z))) // series at 0, branch point
                      : std::log(z) - (z > 3 ? std::log(std::log(z)) : 0);
-    for (int it = 0; it < 64; ++it) {
+    for (int it = 0; it < max_steps; ++it) {
         const double ew = std::exp(w), f = w * ew - z;
         const double step = f / (ew * (w + 1) - (w + 2) * f / (2 * w + 2));
         w -= step;
-        if (std::abs(step) <= 1e-15 * (1 + std::abs(w))) break;
+        if (std::abs(step) <= tolerance * (1 + std::abs(w))) break;
     }
     return w;
 }
@@ -47,7 +50,7 @@ inline double k_ary_time(double b, double n, double overhead, double per_item)
 // The continuous optimum: b (ln b - 1) = overhead / per_item.
 inline double k_ary_continuous_optimum(double overhead, double per_item)
 {
-    constexpr double e = 2.718281828459045;
+    constexpr double e = std::numbers::e;
     if (per_item <= 0) return std::numeric_limits<double>::infinity();
     const double r = overhead / per_item;
     if (r <= 0) return e;
@@ -68,9 +71,10 @@ inline int best_k_ary(int n, double overhead, double per_item)
     if (n <= 2) return 2;
     int best = 2;
     double best_time = std::numeric_limits<double>::infinity();
+    constexpr double tie = 1e-12; // a larger k must win by more than rounding: ties go to the smaller
     for (int k = 2; k <= n; ++k) {
         const double t = k_ary_levels(n, k) * (overhead + k * per_item);
-        if (t < best_time * (1 - 1e-12)) {
+        if (t < best_time * (1 - tie)) {
             best_time = t;
             best = k;
         }

@@ -21,10 +21,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <random>
+#include <string>
 #include <memory>
 #include <span>
 #include <unordered_map>
 #include <vector>
+
+#include "../error.hpp"
 
 namespace sparse_reduce {
 
@@ -40,9 +43,9 @@ public:
         std::size_t a = 0;
         while (a < dimension) {
             const std::size_t b =
-                a < exact_prefix ? a + 1 : std::min<std::size_t>(dimension, static_cast<std::size_t>(static_cast<double>(a) * 1.02) + 1);
+                a < exact_prefix ? a + 1 : std::min<std::size_t>(dimension, static_cast<std::size_t>(static_cast<double>(a) * bucket_growth) + 1);
             double w = 0;
-            if (b - a <= 64)
+            if (b - a <= summed_width)
                 for (std::size_t j = a; j < b; ++j) w += weight(j);
             else // the integral of (x + 1)^-s over [a, b): the sum to far below 1e-4
                 w = s_ == 1 ? std::log((static_cast<double>(b) + 0.5) / (static_cast<double>(a) + 0.5))
@@ -63,7 +66,7 @@ public:
         if (n >= static_cast<double>(dimension_)) return 1 / weight(dimension_ - 1);
         double lo = 0, hi = 1;
         while (expected(hi) < n) hi *= 2;
-        for (int it = 0; it < 60; ++it) {
+        for (int it = 0; it < bisection_steps; ++it) {
             const double mid = 0.5 * (lo + hi);
             (expected(mid) < n ? lo : hi) = mid;
         }
@@ -122,7 +125,10 @@ public:
     }
 
 private:
-    static constexpr std::size_t exact_prefix = 256;
+    static constexpr std::size_t exact_prefix = 256; // the first indices: a bucket each
+    static constexpr double bucket_growth = 1.02;    // after them: buckets 2% wider than where they start
+    static constexpr std::size_t summed_width = 64;  // a bucket this narrow sums its weights, a wider one integrates
+    static constexpr int bisection_steps = 60;       // lambda_for: the bracket halved to a double's precision
     struct bucket {
         std::size_t lo, hi;
         double w; // mean weight over [lo, hi)
@@ -164,10 +170,11 @@ inline double merged_entries(double k, double n, double dimension, merge_model m
     switch (m) {
     case merge_model::disjoint: return std::min(dimension, k * n);
     case merge_model::zipf: return zipf_profile(static_cast<std::size_t>(dimension)).union_entries(k, n);
-    default:
+    case merge_model::uniform:
         if (n >= dimension) return dimension;
         return dimension * -std::expm1(k * std::log1p(-n / dimension));
     }
+    detail::fail("merged_entries: not a merge_model (" + std::to_string(static_cast<int>(m)) + ")");
 }
 
 // k -> expected entries of the union of k supports of n entries each, for

@@ -14,10 +14,16 @@
 //   71 .. 72   the distributed sort (sort/)
 //   73 .. 74   reduce_scatter (collective/reduce_scatter.hpp)
 
+#include <cstddef>
+
 namespace sparse_reduce::detail {
 
 inline constexpr int stream_tag = 1;  // child -> parent in the tree
 inline constexpr int forward_tag = 2; // top -> destination
+inline constexpr int tags_per_tree = 2; // tree k's: stream_tag + 2k, forward_tag + 2k
+
+// Tree k's tag for its streams (stream_tag) or its forwarded result (forward_tag).
+constexpr int tree_tag(int tag, std::size_t k) { return tag + tags_per_tree * static_cast<int>(k); }
 
 inline constexpr int broadcast_status_tag = 61; // root -> children: outcome of the reduce
 inline constexpr int broadcast_block_tag = 62;  // root -> children: one segment

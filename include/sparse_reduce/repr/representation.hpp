@@ -14,6 +14,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "../detail/exhaustive.hpp"
 #include "../error.hpp"
 #include "index_value_vector.hpp"
 #include "rle_vector.hpp"
@@ -123,7 +124,8 @@ std::size_t dimension(const V& v)
     using R = repr_traits<std::remove_cvref_t<V>>;
     if constexpr (R::kind == repr_kind::dense) return R::read(v).size();
     else if constexpr (R::kind == repr_kind::index_value) return R::size(v);
-    else return v.size();
+    else if constexpr (R::kind == repr_kind::rle) return v.size();
+    else static_assert(detail::dependent_false<V>, "dimension: a repr_kind without a case here");
 }
 
 // Upper bound of the non-identity entries a representation can yield.
@@ -133,7 +135,8 @@ std::size_t stored_entries(const V& v)
     using R = repr_traits<std::remove_cvref_t<V>>;
     if constexpr (R::kind == repr_kind::dense) return R::read(v).size();
     else if constexpr (R::kind == repr_kind::index_value) return R::indices(v).size();
-    else return v.nnz();
+    else if constexpr (R::kind == repr_kind::rle) return v.nnz();
+    else static_assert(detail::dependent_false<V>, "stored_entries: a repr_kind without a case here");
 }
 
 } // namespace sparse_reduce

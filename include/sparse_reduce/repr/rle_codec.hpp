@@ -209,13 +209,15 @@ namespace detail {
 // Index of the first element in [from, n) whose bits differ from identity, or
 // n. Blocks of 8 are tested with 16-byte vector XOR/OR (SSE2 and up), so
 // identity stretches are skipped at memory speed.
+inline constexpr std::size_t simd_bytes = 16; // SSE2's register, which every x86-64 has
+
 template <class T>
 std::size_t find_non_identity(const T* p, std::size_t from, std::size_t n, const T& id)
 {
     if constexpr ((bit_comparable_float<T> || std::is_integral_v<T>) && (sizeof(T) == 4 || sizeof(T) == 8)) {
         using B = bits_of<T>;
-        typedef B lanes __attribute__((vector_size(16)));
-        constexpr std::size_t per = 16 / sizeof(B), block = 4 * per;
+        typedef B lanes __attribute__((vector_size(simd_bytes)));
+        constexpr std::size_t per = simd_bytes / sizeof(B), block = 4 * per; // four registers a step (the OR below)
         const B idb = std::bit_cast<B>(id);
         lanes idv;
         for (std::size_t k = 0; k < per; ++k) idv[k] = idb;

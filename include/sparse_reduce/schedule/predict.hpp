@@ -33,6 +33,7 @@
 #include <utility>
 #include <vector>
 
+#include "../kernel/fold_rule.hpp"
 #include "../model/cost.hpp"
 #include "schedule.hpp"
 
@@ -62,7 +63,7 @@ inline double predicted_fold_work(const std::vector<int>& kids, const std::vecto
     const double vb = m.value_bytes;
     double in_entries = f * w.entries, dense = 0, sparse = 0;
     for (int c : kids) in_entries += entries[static_cast<std::size_t>(c)];
-    if ((!sends && w.dense_output) || 4 * in_entries >= Cf || (dense_wire && !kids.empty())) {
+    if ((!sends && w.dense_output) || detail::folds_densely(in_entries, Cf) || (dense_wire && !kids.empty())) {
         dense += Cf;
         if (!w.dense_input) sparse += f * w.entries; // own entries scattered in
         for (int c : kids) {

@@ -13,6 +13,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "../detail/exhaustive.hpp"
 #include "../detail/value_equal.hpp"
 #include "../error.hpp"
 #include "../model/merged_size.hpp"
@@ -42,10 +43,12 @@ void block_entries(Counts& counts, const auto& in, std::size_t dimension, std::s
     } else if constexpr (R::kind == repr_kind::index_value) {
         for (const auto i : R::indices(in))
             if (static_cast<std::size_t>(i) < dimension) ++counts[static_cast<std::size_t>(i) / grain];
-    } else {
+    } else if constexpr (R::kind == repr_kind::rle) {
         rle::cursor<T> c(in.words().data(), in.words().size(), in.size());
         while (c.next())
             if (c.run == 0 && c.pos < dimension) ++counts[c.pos / grain];
+    } else {
+        static_assert(dependent_false<R>, "block_entries: a repr_kind without a count");
     }
 }
 
@@ -173,14 +176,20 @@ local_counts count_locally(const In& in, std::size_t dimension, const T& id, boo
     return lc;
 }
 
-// A policy as a number below 2^20 for agreement_sums.
+// A policy fingerprint's bits: x below 2^20 keeps the sum of x^2 over up to
+// 8192 ranks below 2^53, exact in a double (agreement_sums).
+inline constexpr int fingerprint_bits = 20;
+
+// A policy as a number below 2^fingerprint_bits for agreement_sums.
 template <class P>
 double policy_fingerprint(const P& p)
 {
-    std::uint64_t h = 1469598103934665603ull; // FNV-1a over the fields that shape the schedule
+    // FNV-1a (64-bit) over the fields that shape the schedule
+    constexpr std::uint64_t fnv_offset_basis = 1469598103934665603ull, fnv_prime = 1099511628211ull;
+    std::uint64_t h = fnv_offset_basis;
     const auto mix = [&](const void* data, std::size_t n) {
         const auto* b = static_cast<const unsigned char*>(data);
-        for (std::size_t k = 0; k < n; ++k) h = (h ^ b[k]) * 1099511628211ull;
+        for (std::size_t k = 0; k < n; ++k) h = (h ^ b[k]) * fnv_prime;
     };
     const auto mix_value = [&](auto v) { mix(&v, sizeof v); };
     mix_value(static_cast<int>(p.wire));
@@ -193,7 +202,7 @@ double policy_fingerprint(const P& p)
     } else if constexpr (requires { p.k; }) {
         mix_value(p.k);
     }
-    return static_cast<double>(h & 0xfffff);
+    return static_cast<double>(h & ((std::uint64_t{1} << fingerprint_bits) - 1));
 }
 inline agreement_sums agreement_of(int root, double fingerprint)
 {
@@ -210,14 +219,18 @@ inline void check_agreement(const agreement_sums& sum, int ranks)
         fail("the ranks passed different policies to reduce (the policy must be the same on every rank)");
 }
 
-// Zipf when the lowest 1/64 of the index space holds more than four times
-// its share of the entries (supports crowd the low indices).
+// Zipf when the lowest 1/64 of the index space holds more than
+// zipf_head_share times its share of the entries (supports crowd the low
+// indices).
+inline constexpr double zipf_head_share = 4;
+
 inline merge_model estimate_distribution(std::span<const double> histogram)
 {
     double total = 0;
     for (double h : histogram) total += h;
-    return total > 0 && histogram.front() > 4 * total / static_cast<double>(histogram.size()) ? merge_model::zipf
-                                                                                              : merge_model::uniform;
+    return total > 0 && histogram.front() > zipf_head_share * total / static_cast<double>(histogram.size())
+               ? merge_model::zipf
+               : merge_model::uniform;
 }
 
 // The call as selection sees it, from the summed local_stats of all ranks.

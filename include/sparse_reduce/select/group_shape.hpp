@@ -98,9 +98,10 @@ inline group_shape choose_group_shape(const mesh_shape& m, bool bidirectional, r
     const double target = std::log(static_cast<double>(x) * x);
     group_shape best{};
     double best_d = std::numeric_limits<double>::infinity();
+    constexpr double squareness = 1e-3; // among shapes of one size, the squarest: a tie-break only
     for (const auto& g : shapes) {
         const double d = std::abs(std::log(static_cast<double>(g.size())) - target) +
-                         1e-3 * std::abs(std::log(static_cast<double>(g.rows) / g.cols));
+                         squareness * std::abs(std::log(static_cast<double>(g.rows) / g.cols));
         if (d < best_d) best_d = d, best = g;
     }
     return best;

@@ -18,15 +18,10 @@
 #include "../tree/tree.hpp"
 #include "call_stats.hpp"
 #include "sreduce.hpp"
+#include "tree_table.hpp"
 #include "tuning.hpp"
 
 namespace sparse_reduce::detail {
-
-template <class P> inline constexpr algorithm algorithm_of = algorithm::binomial;
-template <> inline constexpr algorithm algorithm_of<policy::k_ary> = algorithm::k_ary;
-template <> inline constexpr algorithm algorithm_of<policy::binary> = algorithm::binary;
-template <> inline constexpr algorithm algorithm_of<policy::chain> = algorithm::chain;
-template <> inline constexpr algorithm algorithm_of<policy::two_tree> = algorithm::two_tree;
 
 // The schedule a policy runs for a call. Everything here comes from values
 // every rank agrees on (the policy, gathered counts), so all build the same.
@@ -53,8 +48,10 @@ schedule resolve_schedule(const Policy& policy, int size, int root, bool commuta
     } else if constexpr (std::is_same_v<Policy, policy::k_ary>) {
         const int k = policy.k > 0 ? policy.k : model_k(stats, current_tuning().machine);
         trees = algorithm_trees(algorithm::k_ary, k, size, root, commutative);
-    } else {
+    } else if constexpr (tree_table_policy<Policy>) {
         trees = algorithm_trees(algorithm_of<Policy>, 0, size, root, commutative);
+    } else { // a reduce_policy of the caller's own: the binomial tree
+        trees = algorithm_trees(algorithm::binomial, 0, size, root, commutative);
     }
     schedule s = make_schedule(std::move(trees), dimension, value_bytes, segment ? segment : default_segment_bytes,
                                format);

@@ -27,38 +27,19 @@
 #include <algorithm>
 #include <cstddef>
 #include <limits>
-#include <ostream>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "../kernel/fold_rule.hpp"
 #include "../model/k_ary.hpp"
 #include "../schedule/predict.hpp"
 #include "../policy.hpp"
 #include "../schedule/schedule.hpp"
-#include "../tree/binary.hpp"
-#include "../tree/binomial.hpp"
-#include "../tree/chain.hpp"
-#include "../tree/k_ary.hpp"
-#include "../tree/two_tree.hpp"
+#include "tree_table.hpp"
 #include "tuning.hpp"
 
 namespace sparse_reduce {
-
-enum class algorithm { binomial, k_ary, binary, chain, two_tree };
-
-inline const char* to_string(algorithm a)
-{
-    switch (a) {
-    case algorithm::binomial: return "binomial";
-    case algorithm::k_ary: return "k_ary";
-    case algorithm::binary: return "binary";
-    case algorithm::chain: return "chain";
-    default: return "two_tree";
-    }
-}
-
-inline std::ostream& operator<<(std::ostream& os, algorithm a) { return os << to_string(a); }
 
 // What selection knows of a call: the same on every rank (from one small
 // allreduce, or the caller's hints).
@@ -89,20 +70,6 @@ struct choice {
 
 namespace detail {
 
-inline std::vector<tree> algorithm_trees(algorithm a, int k, int size, int root, bool commutative)
-{
-    switch (a) {
-    case algorithm::binomial: return {binomial_tree(size, root, commutative)};
-    case algorithm::k_ary: return {k_ary_tree(size, root, commutative, k)};
-    case algorithm::binary: return {binary_tree(size, root, commutative)};
-    case algorithm::chain: return {chain_tree(size, root, commutative)};
-    default: {
-        const auto t = two_trees(size, root, commutative);
-        return {t[0], t[1]};
-    }
-    }
-}
-
 inline schedule make_schedule(std::vector<tree> trees, std::size_t dimension, std::size_t value_bytes,
                               std::size_t segment_bytes, wire::format format)
 {
@@ -128,16 +95,21 @@ inline int model_k(const call_stats& c, const cost_model& m)
 {
     const double C = static_cast<double>(c.dimension), vb = static_cast<double>(c.value_bytes);
     const double bytes = std::min(c.entries * (m.index_bytes + vb), C * vb) + m.header_bytes;
-    const bool dense = 4 * c.entries >= C;
+    const bool dense = detail::folds_densely(c.entries, C);
     const double per_item = m.beta * bytes + (dense ? m.gamma_dense * C : m.gamma * c.entries);
     return best_k_ary(std::max(2, c.ranks), m.alpha, per_item);
 }
+
+// A candidate replaces the best so far only below this fraction of its
+// modelled time: the model's resolution is about 5%, and ties go to the
+// earlier (simpler) candidate.
+inline constexpr double model_win_factor = 0.95;
 
 // The default first: another size must be 5% better in the model (which
 // does not charge the per-window costs of small segments) to be taken. No
 // larger sizes: without pipelining the model is optimistic (it missed by
 // 22-28% with 2 MiB on simulated 10 GbE).
-inline constexpr std::size_t segment_candidates[] = {128 * 1024, 32 * 1024, 512 * 1024};
+inline constexpr std::size_t segment_candidates[] = {default_segment_bytes, 32 * 1024, 512 * 1024};
 
 // The model's time for one algorithm, with the best candidate segment size
 // (or the caller's).
@@ -152,7 +124,7 @@ inline choice best_segment(const call_stats& c, const cost_model& model, algorit
     choice best{a, k, wire, 0, std::numeric_limits<double>::infinity(), {}};
     auto consider = [&](std::size_t seg) {
         const double t = predicted_time(detail::make_schedule(trees, c.dimension, c.value_bytes, seg, wire), c.load(), m, merged);
-        if (t < (best.segment_bytes ? 0.95 : 1.0) * best.predicted) {
+        if (t < (best.segment_bytes ? model_win_factor : 1.0) * best.predicted) {
             best.predicted = t;
             best.segment_bytes = seg;
         }
@@ -186,12 +158,10 @@ inline choice sreduce(const call_stats& c, const tuning& tune, wire::format wire
     best.predicted = std::numeric_limits<double>::infinity();
     const wire::format callers[] = {wire}, either[] = {wire::adaptive, wire::dense};
     for (wire::format w : wire == wire::adaptive ? std::span<const wire::format>(either) : std::span<const wire::format>(callers))
-        for (algorithm a : {algorithm::binomial, algorithm::k_ary, algorithm::binary, algorithm::chain, algorithm::two_tree}) {
-            // Two trees need P >= 4: below, one tree's top is not the root and
-            // the root's own half travels out and back (0 -> 1 -> 0).
-            if (a == algorithm::two_tree && c.ranks < 4) continue;
-            const choice ch = best_segment(c, tune.machine, a, k, w, segment_bytes);
-            if (ch.predicted < 0.95 * best.predicted) best = ch;
+        for (const detail::tree_algorithm& row : detail::tree_algorithms) { // the table's order
+            if (c.ranks < row.min_ranks) continue;
+            const choice ch = best_segment(c, tune.machine, row.id, k, w, segment_bytes);
+            if (ch.predicted < model_win_factor * best.predicted) best = ch;
         }
     best.rule = "model (no threshold rule fits)";
     return best;
@@ -200,7 +170,7 @@ inline choice sreduce(const call_stats& c, const tuning& tune, wire::format wire
 inline std::string describe(const choice& ch)
 {
     std::string s = to_string(ch.algo);
-    if (ch.algo == algorithm::k_ary) s += "(k=" + std::to_string(ch.k) + ")";
+    if (detail::row_of(ch.algo).branching) s += "(k=" + std::to_string(ch.k) + ")";
     return s + " by " + ch.rule;
 }
 

@@ -353,7 +353,10 @@ inline void sort_children_by_position(tree& t, const std::vector<int>& position)
         });
 }
 
-// Exact DP over subsets (commutative, small P): best tree on `set` rooted at v.
+// The subset program's limit: O(3^P P) is about 0.6 M steps at P = 10.
+inline constexpr int free_exact_max_ranks = 10;
+
+// Exact DP over subsets (commutative, P <= free_exact_max_ranks): best tree on `set` rooted at v.
 inline optimal_result free_exact(std::span<const double> nnz, double dimension, const cost_model& m, int root)
 {
     const int p = static_cast<int>(nnz.size());
@@ -543,7 +546,7 @@ inline detail::optimal_result optimal_binary_tree(std::span<const double> nnz, d
         detail::fail("invalid root " + std::to_string(root) + " for a communicator of size " + std::to_string(p));
     detail::optimal_result out{detail::empty_tree(p), 0};
     if (p == 0) {
-    } else if (commutative && p <= 10) {
+    } else if (commutative && p <= detail::free_exact_max_ranks) {
         out = detail::free_exact(nnz, dimension, o.model, root);
     } else if (commutative) {
         out = detail::optimal_commutative(nnz, dimension, root, o);

@@ -23,10 +23,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <span>
 #include <string>
 #include <type_traits>
 
+#include "../detail/exhaustive.hpp"
 #include "../detail/value_equal.hpp"
 #include "../error.hpp"
 #include "../kernel/entry_stream.hpp"
@@ -48,13 +50,17 @@ inline const char* to_string(format f)
     case format::dense: return "dense";
     case format::index_value: return "index_value";
     case format::rle: return "rle";
-    default: return "adaptive";
+    case format::adaptive: return "adaptive";
     }
+    detail::fail("wire::to_string: not a wire::format (" + std::to_string(static_cast<int>(f)) + ")");
 }
 
 enum class block_tag : std::uint8_t { dense = 0, index_value16 = 1, index_value32 = 2, rle = 3 };
 
 inline constexpr std::size_t header_bytes = 8;
+// Blocks up to this length give their entries' offsets in 16 bits (every
+// offset is below it), longer ones in 32.
+inline constexpr std::size_t max_u16_offsets_length = std::size_t{1} << 16;
 constexpr std::size_t padded(std::size_t bytes) { return (bytes + 7) & ~std::size_t{7}; }
 
 template <class T>
@@ -67,7 +73,7 @@ constexpr std::size_t dense_bytes(std::size_t len) { return header_bytes + padde
 template <wire_value T>
 constexpr std::size_t index_value_bytes(std::size_t len, std::size_t entries)
 {
-    const std::size_t offset_size = len <= 65536 ? 2 : 4;
+    const std::size_t offset_size = len <= max_u16_offsets_length ? 2 : 4;
     return header_bytes + padded(entries * offset_size) + padded(entries * sizeof(T));
 }
 template <wire_value T>
@@ -81,8 +87,10 @@ constexpr std::size_t max_block_bytes(std::size_t len, format f = format::adapti
     switch (f) {
     case format::index_value: return index_value_bytes<T>(len, len);
     case format::rle: return rle_bytes<T>(detail::rle::max_words(len));
-    default: return dense_bytes<T>(len);
+    case format::adaptive: // never more than dense: it picks the smallest form
+    case format::dense: return dense_bytes<T>(len);
     }
+    detail::fail("max_block_bytes: not a wire::format (" + std::to_string(static_cast<int>(f)) + ")");
 }
 
 namespace detail {
@@ -175,7 +183,7 @@ inline void write_header(std::byte* out, block_tag tag, std::uint32_t count)
 template <class T>
 std::uint32_t checked_count(std::size_t n)
 {
-    if (n > 0xffffffffu) fail("block of " + std::to_string(n) + " elements is too long for the wire");
+    if (n > std::numeric_limits<std::uint32_t>::max()) fail("block of " + std::to_string(n) + " elements is too long for the wire");
     return static_cast<std::uint32_t>(n);
 }
 
@@ -340,7 +348,7 @@ std::size_t encode_block(Reader r, std::size_t len, const T& id, format f, std::
         if constexpr (rle_value<T>) {
             using L = sparse_reduce::detail::rle::layout<T>;
             if (f != format::rle && len <= L::max_run && !sparse_reduce::detail::rle::is_marker(id))
-                return len <= 65536
+                return len <= max_u16_offsets_length
                            ? detail::encode_dense_source<T, std::uint16_t>(p, len, id, f, block_tag::index_value16, out)
                            : detail::encode_dense_source<T, std::uint32_t>(p, len, id, f, block_tag::index_value32, out);
         }
@@ -349,7 +357,7 @@ std::size_t encode_block(Reader r, std::size_t len, const T& id, format f, std::
     if (f == format::adaptive) f = detail::smallest_format<T>(len, s);
     switch (f) {
     case format::index_value:
-        return len <= 65536
+        return len <= max_u16_offsets_length
                    ? detail::write_index_value<T, std::uint16_t>(r, s.entries, id, block_tag::index_value16, out)
                    : detail::write_index_value<T, std::uint32_t>(r, s.entries, id, block_tag::index_value32, out);
     case format::rle:
@@ -358,7 +366,8 @@ std::size_t encode_block(Reader r, std::size_t len, const T& id, format f, std::
         } else {
             detail::fail("the rle wire format needs float or double values");
         }
-    default: {
+    case format::adaptive: // resolved above: never reached
+    case format::dense: {
         if constexpr (requires { r.source(); }) {
             return detail::write_dense<T>(r.source().data(), len, out);
         } else {
@@ -371,6 +380,7 @@ std::size_t encode_block(Reader r, std::size_t len, const T& id, format f, std::
         }
     }
     }
+    detail::fail("encode_block: not a wire::format (" + std::to_string(static_cast<int>(f)) + ")");
 }
 
 // Encodes a dense block.
@@ -403,6 +413,8 @@ block_view<T> parse_block(std::span<const std::byte> bytes, std::size_t len)
     std::uint32_t count;
     std::memcpy(&count, bytes.data() + 4, 4);
     const std::byte* payload = bytes.data() + header_bytes;
+    if (tag > static_cast<std::uint8_t>(block_tag::rle)) // the last tag
+        detail::fail("malformed block: unknown tag " + std::to_string(tag));
     block_view<T> v{static_cast<block_tag>(tag), len, count, nullptr, nullptr, 0};
     auto need = [&](std::size_t n) {
         if (n > bytes.size()) detail::fail("malformed block: truncated, it needs " + std::to_string(n) + " bytes of " +
@@ -421,7 +433,8 @@ block_view<T> parse_block(std::span<const std::byte> bytes, std::size_t len)
         if (count > len) detail::fail("malformed block: " + std::to_string(count) + " entries in a block of " +
                                       std::to_string(len));
         const std::size_t osize = v.tag == block_tag::index_value16 ? 2 : 4;
-        if (osize == 2 && len > 65536) detail::fail("malformed block: 16-bit offsets for a block of " + std::to_string(len));
+        if (osize == 2 && len > max_u16_offsets_length)
+            detail::fail("malformed block: 16-bit offsets for a block of " + std::to_string(len));
         need(header_bytes + padded(count * osize) + padded(count * sizeof(T)));
         v.offsets = payload;
         v.values = reinterpret_cast<const T*>(payload + padded(count * osize));
@@ -433,7 +446,6 @@ block_view<T> parse_block(std::span<const std::byte> bytes, std::size_t len)
         need(rle_bytes<T>(count));
         v.values = reinterpret_cast<const T*>(payload);
         break;
-    default: detail::fail("malformed block: unknown tag " + std::to_string(tag));
     }
     return v;
 }
@@ -453,8 +465,9 @@ decltype(auto) visit_block(const block_view<T>& v, const T& id, F&& f)
     case block_tag::rle:
         if constexpr (rle_value<T>) return f(d::rle_reader<T>({v.values, v.count}, v.length, id));
         [[fallthrough]];
-    default: return f(d::dense_reader<T>({v.values, v.length}, id));
+    case block_tag::dense: return f(d::dense_reader<T>({v.values, v.length}, id));
     }
+    sparse_reduce::detail::unreachable(); // parse_block admits no other tag
 }
 
 // Writes a block into a dense array of its length: dense blocks are copied

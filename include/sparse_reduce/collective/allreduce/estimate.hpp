@@ -1,22 +1,17 @@
 #pragma once
-// allreduce's cost model and automatic's choice (detail;
-// collective/allreduce.hpp, doc/allreduce.md): the α-β-γ estimate of
-// recursive doubling, reduce_broadcast and split-allgather from the mean
-// entry count, and the algorithm a plan runs.
+// allreduce's cost model (detail; collective/allreduce.hpp, doc/allreduce.md):
+// the α-β-γ estimate of recursive doubling, reduce_broadcast and
+// split-allgather from the mean entry count. automatic's choice among them
+// is algorithms.hpp's.
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <cstddef>
-#include <utility>
 
 #include "../../model/cost.hpp"
 #include "../../model/merged_size.hpp"
 
 namespace sparse_reduce::detail {
-
-// The algorithms an allreduce plan runs (one per header in this folder).
-enum class allreduce_algorithm { reduce_broadcast, recursive_doubling, split_allgather, grouped };
 
 // ---- the model automatic chooses with (doc/allreduce.md) ----
 
@@ -62,21 +57,6 @@ inline allreduce_estimate estimate_allreduce(int ranks, double entries, double d
                           (u * (m.index_bytes + v) < dimension * v ? m.gamma * u : m.gamma_dense * dimension);
     const double counts = 2 * log_p * m.alpha;
     return {rd, std::min(binomial, pipelined) + broadcast, ranks > 1 ? scatter + gather + counts : 0};
-}
-
-// automatic's candidates with their estimates, in the order that wins a tie.
-inline std::array<std::pair<allreduce_algorithm, double>, 3> candidates(const allreduce_estimate& e)
-{
-    return {{{allreduce_algorithm::recursive_doubling, e.recursive_doubling},
-             {allreduce_algorithm::reduce_broadcast, e.reduce_broadcast},
-             {allreduce_algorithm::split_allgather, e.split_allgather}}};
-}
-
-// The candidate with the least estimate (the first of equals).
-inline allreduce_algorithm cheapest(const allreduce_estimate& e)
-{
-    const auto c = candidates(e);
-    return std::min_element(c.begin(), c.end(), [](const auto& a, const auto& b) { return a.second < b.second; })->first;
 }
 
 } // namespace sparse_reduce::detail

@@ -41,6 +41,9 @@ namespace sparse_reduce::detail {
 
 // Messages of a streamed exchange: about this many bytes (or one window).
 inline constexpr std::size_t doubling_message_bytes = std::size_t{1} << 20;
+// Every message ends in a trailer of two u64 words: the sender's status and
+// how many windows the message covers.
+inline constexpr std::size_t trailer_words = 2, trailer_bytes = 8 * trailer_words;
 
 // How a step takes the partner's partial: folded in on the side its ranks'
 // order says, or instead of ours.
@@ -79,10 +82,10 @@ public:
             at = append_block<T>(*p_, nullptr, lo, std::min(window_, dimension_ - lo), id_, fmt_, b, at);
             ++next_;
         }
-        if (b.size() < at / 8 + 2) b.resize(at / 8 + 2);
+        if (b.size() < at / 8 + trailer_words) b.resize(at / 8 + trailer_words);
         b[at / 8] = static_cast<std::uint64_t>(status_);
         b[at / 8 + 1] = next_ - first;
-        at += 16;
+        at += trailer_bytes;
         isend_message(b.data(), at, partner_, doubling_tag, pc_, reqs_[slot]);
         rep.bytes_sent += at;
         ++rep.messages_sent;
@@ -132,15 +135,15 @@ public:
         const std::size_t n = recv_message(partner_, doubling_tag, pc_, buf_, at);
         rep.bytes_received += n;
         ++received_;
-        const std::size_t end = at + n - std::min<std::size_t>(n, 16);
-        const auto status = n >= 16 ? static_cast<std::int64_t>(buf_[end / 8]) : 0;
-        const std::size_t count = n >= 16 ? static_cast<std::size_t>(buf_[end / 8 + 1]) : 0;
+        const std::size_t end = at + n - std::min(n, trailer_bytes);
+        const auto status = n >= trailer_bytes ? static_cast<std::int64_t>(buf_[end / 8]) : 0;
+        const std::size_t count = n >= trailer_bytes ? static_cast<std::size_t>(buf_[end / 8 + 1]) : 0;
         if (status != 0) {
             st_.hear(status);
             covered_ = windows_; // a failed sender sends its status alone
             return;
         }
-        if (n < 16 || count > windows_ - covered_ || (count == 0 && windows_ > 0)) {
+        if (n < trailer_bytes || count > windows_ - covered_ || (count == 0 && windows_ > 0)) {
             try {
                 fail("malformed message: " + std::to_string(n) + " bytes, " + std::to_string(count) + " windows");
             } catch (...) {
