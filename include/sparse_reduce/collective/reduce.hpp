@@ -241,18 +241,8 @@ public:
         // the call on every rank that must know, with nothing left queued.
         if (local_failure.empty()) {
             try {
-                // A dense input needs no entry counts where every window of
-                // it goes one way: on the destination of a dense output (all
-                // fold densely) and on a leaf of every tree (the encoder reads
-                // it as it is). That saves a scan of the whole input on both
-                // ranks of a drop-in at P = 2.
-                constexpr bool dense_in = repr_traits<std::remove_cvref_t<In>>::kind == repr_kind::dense;
-                const bool leaf = std::ranges::all_of(
-                    sched.trees, [&](const tree& t) { return t.children[static_cast<std::size_t>(me)].empty(); });
-                const bool count_windows =
-                    !(dense_in && ((RO::kind == repr_kind::dense && destination) || (leaf && !destination)));
-                own.emplace(detail::make_own_input(in, cfg, id, count_windows, window_counts, counts.blocks,
-                                                   detail::stats_grain));
+                own.emplace(detail::make_own_input(in, cfg, id, counts_windows<In, Out>(sched), window_counts,
+                                                   counts.blocks, detail::stats_grain));
                 if constexpr (RO::kind == repr_kind::dense)
                     if (destination) dense_out = RO::output(out, dimension_).data();
             } catch (...) {
@@ -276,6 +266,26 @@ public:
     }
 
 private:
+    // Whether this rank's windows need its input's entry counts. A dense
+    // input needs none where every window of it goes one way: on the
+    // destination of a dense output (all fold densely) and on a leaf of every
+    // tree (the encoder reads it as it is). That saves a scan of the whole
+    // input on both ranks of a drop-in at P = 2.
+    template <class In, class Out>
+    bool counts_windows(const schedule& sched) const
+    {
+        constexpr bool dense_in = repr_traits<std::remove_cvref_t<In>>::kind == repr_kind::dense;
+        constexpr bool dense_out = repr_traits<std::remove_cvref_t<Out>>::kind == repr_kind::dense;
+        if constexpr (!dense_in) {
+            return true;
+        } else {
+            const bool destination = rank_ == root_;
+            const bool leaf = std::ranges::all_of(
+                sched.trees, [&](const tree& t) { return t.children[static_cast<std::size_t>(rank_)].empty(); });
+            return !((dense_out && destination) || (leaf && !destination));
+        }
+    }
+
     reduce_plan(const boost::mpi::communicator& comm, int root, std::size_t dimension,
                 std::shared_ptr<detail::plan_memory> memory)
         : state_(&detail::state_of(MPI_Comm(comm))), private_(state_->dup), root_(root),
