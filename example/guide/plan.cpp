@@ -25,9 +25,9 @@ bool plans(const boost::mpi::communicator& world)
     auto plan = sr::make_plan(world, /*root=*/0, n);
     Eigen::SparseVector<double> force(static_cast<Eigen::Index>(n)), total;
     for (int step = 0; step < 100; ++step) {
-        force.setZero(); // same sizes each step: the plan allocates nothing after the first
+        force.setZero();
         force.insertBack(static_cast<Eigen::Index>(step * 97 + me)) = 1.0;
-        plan.reduce(force, total, std::plus<>{});
+        plan.reduce(force, total, std::plus<>{}); // steady sizes: no allocation after the first call
         if (me == 0) ok &= total.nonZeros() == ranks; // this step's sum, on rank 0
     }
     //! [plan]
