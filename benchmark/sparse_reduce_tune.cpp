@@ -1,11 +1,15 @@
 // sparse_reduce_tune: measures this machine's α, β, γ and finds Sreduce's
 // thresholds, then writes the tuning file policy::automatic reads.
 //
-//   mpiexec -n 2 sparse_reduce_tune [--out FILE] [--quick] [--max-ranks P]
+//   mpiexec -n 2 sparse_reduce_tune [--out FILE] [--quick] [--max-ranks P] [--repeats N]
 //
 //   α, β          ping-pong between ranks 0 and 1 (8 B and 4 MiB messages)
 //   γ_dense, γ    fitted to real P = 2 runs of the executor, split into
 //                 network, dense and sparse parts by the simulator
+//   Each of the four is measured N times (5, 3 with --quick); the file gets
+//   the medians, stderr the min / median / max, and a warning when the
+//   machine looks busy: a 1-minute load average above the core count, or a
+//   parameter whose max/min exceeds 1.5 (then tune again when it is idle).
 //   thresholds    by simulation with the measured α, β, γ for P beyond the
 //                 run (up to --max-ranks, 4096 by default, 256 with --quick):
 //                 T_c^u  smallest C (bytes) where another tree beats the
@@ -27,13 +31,16 @@
 #include <boost/mpi/communicator.hpp>
 #include <boost/mpi/environment.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <thread>
 #include <limits>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "calibrate.hpp"
@@ -72,6 +79,61 @@ cell_result simulate_cell(int p, std::size_t c, double density, bench::placement
     return r;
 }
 
+// The machine parameters, measured `repeats` times: min / median / max each.
+struct machine_spread {
+    bench::stats alpha, beta, gamma, gamma_dense;
+};
+
+machine_spread measure_machine(const boost::mpi::communicator& world, bool quick, int repeats)
+{
+    std::vector<double> a, b, g, gd;
+    for (int i = 0; i < repeats; ++i) {
+        sr::cost_model m;
+        std::tie(m.alpha, m.beta) = bench::measure_network(world, quick);
+        std::tie(m.gamma_dense, m.gamma) = bench::fit_gammas(world, m, quick ? 5 : 20);
+        a.push_back(m.alpha);
+        b.push_back(m.beta);
+        g.push_back(m.gamma);
+        gd.push_back(m.gamma_dense);
+    }
+    return {bench::summarize(a), bench::summarize(b), bench::summarize(g), bench::summarize(gd)};
+}
+
+// The 1-minute load average (Linux), or a negative number where unknown.
+double load_average()
+{
+    std::ifstream f("/proc/loadavg");
+    double l = -1;
+    f >> l;
+    return f ? l : -1;
+}
+
+// Prints the spread of each parameter; returns whether the machine looked busy.
+bool report_spread(const machine_spread& s, double load_before, double load_after)
+{
+    constexpr double max_spread = 1.5;
+    bool busy = false;
+    const std::pair<const char*, const bench::stats*> rows[] = {
+        {"alpha", &s.alpha}, {"beta", &s.beta}, {"gamma", &s.gamma}, {"gamma_dense", &s.gamma_dense}};
+    std::fprintf(stderr, "           %-12s %11s %11s %11s %8s\n", "parameter", "min", "median", "max", "max/min");
+    for (const auto& [name, st] : rows) {
+        const double ratio = st->max / st->min;
+        std::fprintf(stderr, "           %-12s %11.3g %11.3g %11.3g %8.2f%s\n", name, st->min, st->median, st->max, ratio,
+                     ratio > max_spread ? "  <- spread above 1.5" : "");
+        busy |= ratio > max_spread;
+    }
+    const double cores = std::thread::hardware_concurrency();
+    const double load = std::max(load_before, load_after);
+    if (cores > 0 && load > cores) {
+        std::fprintf(stderr, "warning: the 1-minute load average is %.2f on %.0f cores: the machine is busy\n", load, cores);
+        busy = true;
+    }
+    if (busy)
+        std::fprintf(stderr, "warning: the measurements are not steady; the medians are written, but tune again on an "
+                             "idle machine for figures you can trust\n");
+    return busy;
+}
+
 } // namespace
 
 int main(int argc, char** argv)
@@ -80,14 +142,15 @@ int main(int argc, char** argv)
     boost::mpi::communicator world;
     std::string out_path = "sparse_reduce_tuning.txt";
     bool quick = false;
-    int max_ranks = 0;
+    int max_ranks = 0, repeats = 0;
     for (int i = 1; i < argc; ++i) {
         if (!std::strcmp(argv[i], "--out") && i + 1 < argc) out_path = argv[++i];
         else if (!std::strcmp(argv[i], "--quick")) quick = true;
         else if (!std::strcmp(argv[i], "--max-ranks") && i + 1 < argc) max_ranks = std::atoi(argv[++i]);
+        else if (!std::strcmp(argv[i], "--repeats") && i + 1 < argc && std::atoi(argv[i + 1]) > 0) repeats = std::atoi(argv[++i]);
         else {
             if (world.rank() == 0)
-                std::fprintf(stderr, "usage: mpiexec -n 2 %s [--out FILE] [--quick] [--max-ranks P]\n", argv[0]);
+                std::fprintf(stderr, "usage: mpiexec -n 2 %s [--out FILE] [--quick] [--max-ranks P] [--repeats N]\n", argv[0]);
             return 2;
         }
     }
@@ -96,6 +159,7 @@ int main(int argc, char** argv)
         return 2;
     }
     if (!max_ranks) max_ranks = quick ? 256 : 4096;
+    if (!repeats) repeats = quick ? 3 : 5;
     const auto start = std::chrono::steady_clock::now();
     const bool talk = world.rank() == 0;
     auto progress = [&](const char* what) {
@@ -104,14 +168,20 @@ int main(int argc, char** argv)
 
     sr::tuning t;
     t.source = "sparse_reduce_tune on " + std::to_string(world.size()) + " ranks" + (quick ? ", quick" : "");
-    progress("alpha, beta: ping-pong between ranks 0 and 1");
-    std::tie(t.machine.alpha, t.machine.beta) = bench::measure_network(world, quick);
-
-    progress("gamma_dense, gamma: fitted to P = 2 runs of the executor");
-    std::tie(t.machine.gamma_dense, t.machine.gamma) = bench::fit_gammas(world, t.machine, quick ? 5 : 20);
-    if (talk)
-        std::fprintf(stderr, "           alpha %.3g s, beta %.3g s/B (%.2f GB/s), gamma %.3g s/entry, gamma_dense %.3g s/element\n",
+    progress(("alpha, beta by ping-pong, gamma_dense, gamma fitted to P = 2 runs of the executor, " +
+              std::to_string(repeats) + " times")
+                 .c_str());
+    const double load_before = load_average();
+    const machine_spread spread = measure_machine(world, quick, repeats);
+    t.machine.alpha = spread.alpha.median;
+    t.machine.beta = spread.beta.median;
+    t.machine.gamma = spread.gamma.median;
+    t.machine.gamma_dense = spread.gamma_dense.median;
+    if (talk) {
+        std::fprintf(stderr, "           alpha %.3g s, beta %.3g s/B (%.2f GB/s), gamma %.3g s/entry, gamma_dense %.3g s/element (medians)\n",
                      t.machine.alpha, t.machine.beta, 1e-9 / t.machine.beta, t.machine.gamma, t.machine.gamma_dense);
+        report_spread(spread, load_before, load_average());
+    }
 
     // Thresholds by simulation on rank 0 (the others wait at the broadcast).
     double th[5] = {t.limits.small_bytes, t.limits.sparse_bytes, t.limits.sparsity,

@@ -1,0 +1,64 @@
+// The guide's "Plans" and "The report": a plan reused over time steps, and
+// what a call's report says under each policy.
+
+#include <sparse_reduce/sparse_reduce.hpp>
+
+#include <cstdio>
+#include <functional>
+#include <iostream>
+#include <sstream>
+#include <vector>
+
+#include "guide.hpp"
+
+namespace sr = sparse_reduce;
+
+namespace guide {
+
+bool plans(const boost::mpi::communicator& world)
+{
+    const int me = world.rank(), ranks = world.size();
+    const std::size_t n = 1 << 16;
+    bool ok = true;
+    //! [plan]
+    // Made once, collectively: the root, the dimension and the policy are fixed.
+    auto plan = sr::make_plan(world, /*root=*/0, n);
+    Eigen::SparseVector<double> force(static_cast<Eigen::Index>(n)), total;
+    for (int step = 0; step < 100; ++step) {
+        force.setZero();
+        force.insertBack(static_cast<Eigen::Index>(step * 97 + me)) = 1.0;
+        plan.reduce(force, total, std::plus<>{}); // steady sizes: no allocation after the first call
+        if (me == 0) ok &= total.nonZeros() == ranks; // this step's sum, on rank 0
+    }
+    //! [plan]
+    return ok;
+}
+
+bool report(const boost::mpi::communicator& world)
+{
+    const int me = world.rank();
+    bool ok = true;
+    std::vector<double> mine(1 << 14, 0.0), out;
+    for (std::size_t i = static_cast<std::size_t>(me); i < mine.size(); i += 64) mine[i] = 1.0;
+    //! [report]
+    sr::report r = sr::reduce(world, mine, out, std::plus<>{}, 0);
+    if (world.rank() == 0) {
+        std::cout << r.algorithm << '\n'                   // what ran, and for automatic why
+                  << r.bytes_sent << " B sent in " << r.messages_sent << " messages, "
+                  << r.bytes_received << " B received\n"  // by this rank
+                  << r << '\n';                          // all of it on one line
+    }
+    // A fixed policy, with its wire format and segment size:
+    r = sr::reduce(world, mine, out, std::plus<>{}, 0,
+                   sr::policy::k_ary{.k = 2, .wire = sr::wire::index_value, .segment_bytes = 32 << 10});
+    //! [report]
+    if (me == 0) {
+        std::cout << r << '\n';
+        ok &= r.algorithm.find("k_ary") != std::string::npos && r.messages_sent == 0;
+    } else {
+        ok &= r.messages_sent > 0 && r.bytes_sent > 0;
+    }
+    return ok;
+}
+
+} // namespace guide
