@@ -103,11 +103,13 @@ void stream_segments(MPI_Comm pc, std::span<const std::size_t> sends, std::span<
     for (auto& r : reqs) wait_all(r);
 }
 
-// Entries of this member's input in [lo, hi), a dense one counted full.
+// Entries of this member's input in [lo, hi) (a dense one counted in one
+// vectorised pass, so a dense array of few entries keeps a sparse range).
 template <class T>
-std::size_t entries_in(const partial<T>& mine, const T* dense_in, std::size_t lo, std::size_t hi)
+std::size_t entries_in(const partial<T>& mine, const T* dense_in, std::size_t lo, std::size_t hi, const T& id)
 {
-    if (dense_in || mine.is_dense) return hi - lo;
+    if (!dense_in && mine.is_dense) dense_in = mine.dense.data();
+    if (dense_in) return count_entries(std::span<const T>(dense_in + lo, hi - lo), id);
     const auto idx = mine.sparse.indices();
     const auto b = std::lower_bound(idx.begin(), idx.end(), static_cast<std::uint64_t>(lo));
     return static_cast<std::size_t>(std::lower_bound(b, idx.end(), static_cast<std::uint64_t>(hi)) - b);
@@ -148,7 +150,7 @@ partial<T> scatter_ranges(MPI_Comm pc, const partial<T>& mine, const T* dense_in
     std::vector<std::uint64_t> send(n), recv(n);
     std::vector<std::size_t> sends(n), recvs(n, segments_of(len, seg));
     for (std::size_t d = 0; d < n; ++d) {
-        send[d] = st.failed() ? 0 : entries_in(mine, dense_in, ranges[d], ranges[d + 1]);
+        send[d] = st.failed() ? 0 : entries_in(mine, dense_in, ranges[d], ranges[d + 1], id);
         sends[d] = segments_of(ranges[d + 1] - ranges[d], seg);
     }
     MPI_Alltoall(send.data(), 1, MPI_UINT64_T, recv.data(), 1, MPI_UINT64_T, pc);
