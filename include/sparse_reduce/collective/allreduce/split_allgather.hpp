@@ -4,8 +4,9 @@
 // policy::split_allgather is one group of all ranks of grouped.hpp, which
 // runs them within each group.
 //
-// Both halves stream: a range travels in segments of whole windows (about
-// stream_message_bytes when dense), each message the segment's wire blocks
+// Both halves stream (the allgather into a dense output; into a sparse one
+// each range goes in one message): a range travels in segments of whole
+// windows (about stream_message_bytes when dense), each message the segment's wire blocks
 // then its sender's status word, in steps: in step j every member sends
 // segment j of what it owes each peer (two in flight per peer at most),
 // then takes segment j from every member in member order. So a member
@@ -198,8 +199,9 @@ partial<T> scatter_ranges(MPI_Comm pc, const partial<T>& mine, const T* dense_in
 }
 
 // Broadcasting within a group: every member's integrated range `mine` (local
-// indices) to every member, streamed, written into dense_out (when given)
-// else appended to idx / val in index order.
+// indices) to every member, streamed into dense_out (when given); else each
+// range in one message (the ranks' outputs are of one kind), appended to
+// idx / val in member order, which is index order.
 template <class T>
 void allgather_ranges(MPI_Comm pc, const partial<T>& mine, std::span<const std::size_t> ranges, std::size_t window,
                       const T& id, wire::format fmt, T* dense_out, std::vector<std::uint64_t>& idx,
@@ -209,7 +211,11 @@ void allgather_ranges(MPI_Comm pc, const partial<T>& mine, std::span<const std::
     MPI_Comm_rank(pc, &member);
     MPI_Comm_size(pc, &G);
     const auto me = static_cast<std::size_t>(member), n = static_cast<std::size_t>(G);
-    const std::size_t seg = segment_elements<T>(window), len = ranges[me + 1] - ranges[me];
+    std::size_t seg = 1;
+    if (dense_out) seg = segment_elements<T>(window);
+    else
+        for (std::size_t r = 0; r < n; ++r) seg = std::max(seg, ranges[r + 1] - ranges[r]);
+    const std::size_t len = ranges[me + 1] - ranges[me];
     std::vector<std::size_t> sends(n, segments_of(len, seg)), recvs(n);
     for (std::size_t r = 0; r < n; ++r) recvs[r] = segments_of(ranges[r + 1] - ranges[r], seg);
     const auto encode = [&](std::size_t, std::size_t j, wire_buffer& b) {
@@ -219,21 +225,12 @@ void allgather_ranges(MPI_Comm pc, const partial<T>& mine, std::span<const std::
             at = append_block<T>(mine, nullptr, lo, std::min(window, end - lo), id, fmt, b, at);
         return at;
     };
-    // sparse outputs: per member, then concatenated in member (= index) order
-    std::vector<std::vector<std::uint64_t>> idx_of(dense_out ? 0 : n);
-    std::vector<std::vector<T>> val_of(dense_out ? 0 : n);
     const auto take = [&](std::size_t r, std::size_t j, std::span<const std::byte> bytes) {
         const std::size_t to = std::min(ranges[r + 1] - ranges[r], (j + 1) * seg);
-        auto& ix = dense_out ? idx : idx_of[r];
-        auto& vx = dense_out ? val : val_of[r];
-        if (decode_blocks(bytes, 0, ranges[r], j * seg, to, window, id, dense_out, ix, vx) != bytes.size())
+        if (decode_blocks(bytes, 0, ranges[r], j * seg, to, window, id, dense_out, idx, val) != bytes.size())
             fail("malformed allgather segment: bytes after its blocks");
     };
     stream_segments(pc, sends, recvs, encode, take, rep, st, buffers);
-    for (std::size_t r = 0; r < idx_of.size(); ++r) {
-        idx.insert(idx.end(), idx_of[r].begin(), idx_of[r].end());
-        val.insert(val.end(), val_of[r].begin(), val_of[r].end());
-    }
 }
 
 } // namespace sparse_reduce::detail
