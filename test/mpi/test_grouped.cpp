@@ -251,38 +251,44 @@ BOOST_AUTO_TEST_CASE(failures_on_one_rank_throw_everywhere)
     const int me = cart.rank();
     for (const auto& g : tiling_shapes(2, P / 2)) {
         const sr::policy::grouped pol{.group_rows = g.rows, .group_cols = g.cols};
+        // then a correct grouped allreduce on the same communicator: the serial sum everywhere
+        const auto good = [&] {
+            std::vector<double> out;
+            sr::allreduce(cart, fault_input_of(me), out, std::plus<>{}, pol);
+            return out == fault_serial_sum(P);
+        };
         for (int victim : {0, P - 1}) {
+            const std::string name = "grouped, groups " + sr::to_string(g) + ", rank " + std::to_string(victim) + ": ";
             // an operation that throws on one rank (every member folds in updating)
-            std::string what;
-            try {
-                std::vector<double> in(100, 1.0), out;
-                sr::allreduce(cart, in, out, plus_throwing_on(victim, thrown::std_exception, me), pol);
-            } catch (const sr::error& e) {
-                what = e.what();
-            }
-            BOOST_TEST(all_ok(what.find("user op failed") != std::string::npos), sr::to_string(g) << ": " << what);
+            BOOST_TEST(inject_fault({.context = name + "the op throws", .needles = {"user op failed"}, .agreed = true},
+                                    [&] {
+                                        std::vector<double> in(100, 1.0), out;
+                                        sr::allreduce(cart, in, out, plus_throwing_on(victim, thrown::std_exception, me),
+                                                      pol);
+                                    },
+                                    good));
             // a corrupt input on one rank
-            what.clear();
-            Eigen::SparseVector<double> in(50), out;
-            in.insert(3) = 1.0;
-            in.insert(7) = 2.0;
-            if (me == victim) std::swap(in.innerIndexPtr()[0], in.innerIndexPtr()[1]);
-            try {
-                sr::allreduce(cart, in, out, std::plus<>{}, pol);
-            } catch (const sr::error& e) {
-                what = e.what();
-            }
-            BOOST_TEST(all_ok(what.find("not strictly increasing") != std::string::npos), sr::to_string(g) << ": " << what);
+            BOOST_TEST(inject_fault({.context = name + "Eigen indices out of order",
+                                     .needles = {"not strictly increasing"},
+                                     .agreed = true},
+                                    [&] {
+                                        Eigen::SparseVector<double> in(50), out;
+                                        in.insert(3) = 1.0;
+                                        in.insert(7) = 2.0;
+                                        if (me == victim) std::swap(in.innerIndexPtr()[0], in.innerIndexPtr()[1]);
+                                        sr::allreduce(cart, in, out, std::plus<>{}, pol);
+                                    },
+                                    good));
             // a plan called with the wrong dimension on one rank
-            what.clear();
-            try {
-                auto plan = sr::make_allreduce_plan(cart, 60, pol);
-                std::vector<double> v(me == victim ? 61 : 60, 1.0), o;
-                plan.allreduce(v, o, std::plus<>{});
-            } catch (const sr::error& e) {
-                what = e.what();
-            }
-            BOOST_TEST(all_ok(what.find("dimension mismatch") != std::string::npos), sr::to_string(g) << ": " << what);
+            BOOST_TEST(inject_fault({.context = name + "a plan's call of dimension 61",
+                                     .needles = {"dimension mismatch"},
+                                     .agreed = true},
+                                    [&] {
+                                        auto plan = sr::make_allreduce_plan(cart, 60, pol);
+                                        std::vector<double> v(me == victim ? 61 : 60, 1.0), o;
+                                        plan.allreduce(v, o, std::plus<>{});
+                                    },
+                                    good));
         }
     }
 }

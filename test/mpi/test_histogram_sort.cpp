@@ -7,6 +7,7 @@
 
 #define BOOST_TEST_MODULE histogram_sort
 #include "mpi_fixture.hpp"
+#include "fault_injection.hpp"
 
 #include <sparse_reduce/sort/histogram_sort.hpp>
 
@@ -15,6 +16,8 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <memory>
+#include <stdexcept>
 #include <random>
 #include <string>
 #include <vector>
@@ -114,6 +117,21 @@ bool sorts_correctly(std::vector<K> data, const std::string& what, const Compare
     }
     return all_ok(ok && t.converged);
 }
+
+// operator< on ints that throws once on rank `victim`, at its call number
+// `*left` there (counted down), else counts the calls in `*calls`.
+struct less_throwing_on {
+    int victim;
+    std::shared_ptr<long> left, calls;
+    bool operator()(int a, int b) const
+    {
+        if (world().rank() == victim) {
+            ++*calls;
+            if ((*left)-- == 0) throw std::runtime_error("comparator failed");
+        }
+        return a < b;
+    }
+};
 
 std::mt19937_64 rng_for(unsigned salt) { return std::mt19937_64(salt * 1000003u + static_cast<unsigned>(world().rank())); }
 
@@ -340,4 +358,38 @@ BOOST_AUTO_TEST_CASE(bounded_rounds_fall_back)
     if (comm.rank() == 0) ok = ok && std::is_sorted(output.begin(), output.end()) && same_bits_sorted(input, output, std::less<>{});
     BOOST_TEST(all_ok(ok));
     if (comm.size() > 1) BOOST_TEST(!t.converged); // one round cannot hit exact targets here
+}
+
+// Issue 14: a comparator that throws on one rank, in any phase of the sort
+// (the local sort, find_splitters' check and searches, move_data's cut, the
+// final merge), makes every rank throw sparse_reduce::error with its text,
+// and a correct sort on the same communicator works afterwards.
+BOOST_AUTO_TEST_CASE(a_comparator_that_throws_on_one_rank)
+{
+    auto& comm = world();
+    const int victim = comm.size() > 1 ? 1 : 0;
+    auto rng = rng_for(77);
+    std::vector<int> data(1500 + 100 * static_cast<std::size_t>(comm.rank()));
+    for (auto& x : data) x = static_cast<int>(rng() % 100000);
+    // the victim's comparator calls in a whole sort
+    auto none = std::make_shared<long>(-1), calls = std::make_shared<long>(0);
+    auto dry = data;
+    sr::histogram_sort(comm, dry, less_throwing_on{victim, none, calls});
+    long total = *calls;
+    boost::mpi::broadcast(comm, total, victim);
+    BOOST_TEST_REQUIRE(total > 100);
+    std::vector<long> at{0, 1, total - 1, total - 2, total - 50};
+    for (long k = 1; k < 16; ++k) at.push_back(total * k / 16);
+    for (const long after : at) {
+        auto v = data;
+        const std::string ctx = "histogram_sort: comparator throws on rank " + std::to_string(victim) + " at call " +
+                                std::to_string(after) + " of " + std::to_string(total);
+        BOOST_TEST_CONTEXT(ctx)
+        {
+            auto left = std::make_shared<long>(after), n = std::make_shared<long>(0);
+            BOOST_TEST(inject_fault({.context = ctx, .needles = {"comparator failed"}, .agreed = true},
+                                    [&] { sr::histogram_sort(comm, v, less_throwing_on{victim, left, n}); },
+                                    [&] { return sorts_correctly(data, ctx + ", then a correct sort"); }));
+        }
+    }
 }

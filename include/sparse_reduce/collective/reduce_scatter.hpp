@@ -119,17 +119,6 @@ inline void agree_or_throw(MPI_Comm comm, std::size_t dimension, std::uint64_t r
     if (all[2] != ~all[3]) fail(std::string(who) + ": ranks pass different index ranges");
 }
 
-// After the local fold, which may have thrown on some ranks: one allreduce
-// (min) of the lowest failing rank, whose message is then broadcast. Throws
-// sparse_reduce::error on every rank when any failed, naming that rank.
-inline void agree_after_fold(MPI_Comm comm, const std::string& local_failure)
-{
-    int me = 0;
-    MPI_Comm_rank(comm, &me);
-    const auto first = first_failure(comm, me, local_failure.empty() ? INT_MAX : me, local_failure);
-    if (first) fail("reduce_scatter: the operation failed on " + first->text);
-}
-
 // One rank's non-identity entries cut by range: offsets within the owner's
 // range and values, contiguous per destination, cut[d] .. cut[d + 1].
 template <class I, class T>
@@ -240,9 +229,9 @@ void scatter_with(MPI_Comm pc, std::size_t dim, Out& out, const Op& op, std::spa
     try {
         n = fold_runs(idx, val, std::move(runs), op, id);
     } catch (...) {
-        failure = "rank " + std::to_string(me) + ": " + unprefixed(current_exception_text());
+        failure = rank_failure_text(me);
     }
-    agree_after_fold(pc, failure);
+    throw_if_any_failed(pc, failure, "reduce_scatter: the operation failed on");
     const std::size_t lo = ranges[self];
     const auto slots = RO::begin_output(out, dim, n);
     using OI = std::remove_pointer_t<decltype(slots.index)>;

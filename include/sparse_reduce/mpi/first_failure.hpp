@@ -11,6 +11,8 @@
 
 #include <mpi.h>
 
+#include "../error.hpp"
+
 namespace sparse_reduce::detail {
 
 struct failed_rank {
@@ -31,6 +33,24 @@ inline std::optional<failed_rank> first_failure(MPI_Comm comm, int me, int candi
     message.resize(static_cast<std::size_t>(len));
     MPI_Bcast(message.data(), len, MPI_CHAR, first, comm);
     return failed_rank{first, std::move(message)};
+}
+
+// This rank's failure text for the exception being handled (any type).
+inline std::string rank_failure_text(int me)
+{
+    return "rank " + std::to_string(me) + ": " + unprefixed(current_exception_text());
+}
+
+// Ends a step in which some ranks may have failed (local_failure non-empty,
+// from rank_failure_text): when any did, every rank throws
+// sparse_reduce::error "<who> rank r: ...", r the lowest failing rank
+// (who e.g. "histogram_sort failed on").
+inline void throw_if_any_failed(MPI_Comm comm, const std::string& local_failure, const char* who)
+{
+    int me = 0;
+    MPI_Comm_rank(comm, &me);
+    if (const auto first = first_failure(comm, me, local_failure.empty() ? INT_MAX : me, local_failure))
+        fail(std::string(who) + " " + first->text);
 }
 
 } // namespace sparse_reduce::detail

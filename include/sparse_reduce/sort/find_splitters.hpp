@@ -22,6 +22,14 @@
 // positions within that key. Items of one key therefore may be split across
 // bins, in global position order, and move_data cuts the data the same way.
 //
+// Failures. A comparator or interpolation that throws on some ranks (any
+// type), in the sortedness check, the ends or the search, is caught there:
+// the throwing rank flags it in the next agreement (the first allreduce,
+// or the counts summed to rank 0, which then stops the search for all),
+// and every rank throws sparse_reduce::error with the lowest failing
+// rank's text (mpi/first_failure.hpp). histogram_sort passes a failure of
+// its local sort in the same way.
+//
 // Termination. A step that did not halve its bracket's count range is
 // followed by a bisection (the interpolation's bisect overload, see
 // sort_key.hpp, else fraction 0.5; or half the positions), so a search needs
@@ -34,6 +42,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <utility>
 #include <span>
 #include <string>
 #include <vector>
@@ -44,6 +53,7 @@
 #include "../error.hpp"
 #include "../mpi/bytes.hpp"
 #include "../mpi/communicator.hpp"
+#include "../mpi/first_failure.hpp"
 #include "../mpi/tags.hpp"
 #include "rebalance.hpp"
 #include "sort_key.hpp"
@@ -129,31 +139,98 @@ splitter<K> next_probe(bracket<K>& b, std::uint64_t total, const Compare& comp, 
 
 } // namespace detail
 
-template <sort_key K, key_order<K> Compare = std::less<>, key_interpolation<K> Interp = interpolate>
-splitters_result<K> find_splitters(const boost::mpi::communicator& comm, std::span<const K> sorted, int bins,
-                                   double tolerance, const Compare& comp = {}, const Interp& interp = {},
-                                   splitter_options options = {})
+namespace detail {
+
+// The global minimum and maximum by comp: every rank's ends, gathered as
+// bytes. A comparator that throws: `failure` set, the ends left unusable.
+template <class K, class Compare>
+std::pair<K, K> global_ends(MPI_Comm pc, int me, std::span<const K> sorted, const Compare& comp, std::string& failure)
 {
-    detail::require_intracommunicator(MPI_Comm(comm), "find_splitters");
-    const MPI_Comm pc = detail::private_comm(MPI_Comm(comm));
+    struct ends {
+        K lo{}, hi{};
+        int has = 0;
+    };
+    int ranks = 1;
+    MPI_Comm_size(pc, &ranks);
+    ends e;
+    if (!sorted.empty()) e = {sorted.front(), sorted.back(), 1};
+    std::vector<ends> all(static_cast<std::size_t>(ranks));
+    MPI_Allgather(&e, sizeof(ends), MPI_BYTE, all.data(), sizeof(ends), MPI_BYTE, pc);
+    K gmin{}, gmax{};
+    bool first = true;
+    if (failure.empty()) try {
+            for (const auto& x : all)
+                if (x.has) {
+                    if (first || comp(x.lo, gmin)) gmin = x.lo;
+                    if (first || comp(gmax, x.hi)) gmax = x.hi;
+                    first = false;
+                }
+        } catch (...) {
+            failure = rank_failure_text(me);
+        }
+    return {gmin, gmax};
+}
+
+// Rank 0: one round's summed counts into the brackets, and the next probes.
+template <class K, class Compare, class Interp, class Close>
+void update_brackets(std::vector<bracket<K>>& br, std::vector<splitter<K>>& probes, std::span<const std::uint64_t> summed,
+                     std::uint64_t total, const Compare& comp, const Interp& interp, const Close& close)
+{
+    for (std::size_t i = 0; i < br.size(); ++i) {
+        auto& b = br[i];
+        if (b.done) continue;
+        const std::uint64_t c = summed[i], t = b.target;
+        if ((c > t ? c - t : t - c) < (b.cbest > t ? b.cbest - t : t - b.cbest)) {
+            b.best = probes[i];
+            b.cbest = c;
+        }
+        if (close(c, t)) {
+            b.done = true;
+            continue;
+        }
+        const std::uint64_t width = b.chi - b.clo;
+        if (c < t) {
+            b.lo = probes[i];
+            b.clo = c;
+        } else {
+            b.hi = probes[i];
+            b.chi = c;
+        }
+        b.bisect = 2 * (b.chi - b.clo) > width;
+        probes[i] = next_probe(b, total, comp, interp);
+    }
+}
+
+// find_splitters, with this rank's failure so far (histogram_sort's local
+// sort) taken into the first agreement.
+template <class K, class Compare, class Interp>
+splitters_result<K> find_splitters_after(const boost::mpi::communicator& comm, std::span<const K> sorted, int bins,
+                                         double tolerance, const Compare& comp, const Interp& interp,
+                                         splitter_options options, std::string failure)
+{
+    const MPI_Comm pc = private_comm(MPI_Comm(comm));
     const int me = comm.rank(), ranks = comm.size();
-
-    // Agree on the arguments and on sortedness before anything else.
-    const bool local_sorted = std::is_sorted(sorted.begin(), sorted.end(), comp);
+    // Agree on the arguments, on sortedness and on failures before anything else.
+    bool local_sorted = true;
+    if (failure.empty()) try {
+            local_sorted = std::is_sorted(sorted.begin(), sorted.end(), comp);
+        } catch (...) {
+            failure = rank_failure_text(me);
+        }
     const bool args_ok = bins >= 1 && tolerance >= 0 && std::isfinite(tolerance) && options.max_iterations >= 1;
-    const long long mine[4] = {bins, -static_cast<long long>(bins), local_sorted ? 0 : ranks - me, args_ok ? 0 : 1};
-    long long agreed[4];
-    MPI_Allreduce(mine, agreed, 4, MPI_LONG_LONG, MPI_MAX, pc);
-    if (agreed[3]) detail::fail("find_splitters: bins must be >= 1, tolerance finite and >= 0 (on some rank)");
-    if (agreed[0] != -agreed[1]) detail::fail("find_splitters: ranks disagree on the number of bins");
-    if (agreed[2]) detail::fail("find_splitters: data not sorted on rank " + std::to_string(ranks - agreed[2]));
-
+    const long long mine[5] = {bins, -static_cast<long long>(bins), local_sorted ? 0 : ranks - me, args_ok ? 0 : 1,
+                               failure.empty() ? 0 : 1};
+    long long agreed[5];
+    MPI_Allreduce(mine, agreed, 5, MPI_LONG_LONG, MPI_MAX, pc);
+    if (agreed[4]) throw_if_any_failed(pc, failure, "find_splitters failed on");
+    if (agreed[3]) fail("find_splitters: bins must be >= 1, tolerance finite and >= 0 (on some rank)");
+    if (agreed[0] != -agreed[1]) fail("find_splitters: ranks disagree on the number of bins");
+    if (agreed[2]) fail("find_splitters: data not sorted on rank " + std::to_string(ranks - agreed[2]));
     const std::uint64_t n = sorted.size();
     std::uint64_t base = 0, total = 0;
     MPI_Exscan(&n, &base, 1, MPI_UINT64_T, MPI_SUM, pc);
     if (me == 0) base = 0;
     MPI_Allreduce(&n, &total, 1, MPI_UINT64_T, MPI_SUM, pc);
-
     splitters_result<K> res;
     res.total = total;
     const auto nsplit = static_cast<std::size_t>(bins - 1);
@@ -163,85 +240,64 @@ splitters_result<K> find_splitters(const boost::mpi::communicator& comm, std::sp
         res.bin_counts[0] = total; // no items, or one bin: nothing to search
         return res;
     }
-
-    // Global minimum and maximum: every rank's ends, gathered as bytes.
-    struct ends {
-        K lo{}, hi{};
-        int has = 0;
-    };
-    ends e;
-    if (n) e = {sorted.front(), sorted.back(), 1};
-    std::vector<ends> all(static_cast<std::size_t>(ranks));
-    MPI_Allgather(&e, sizeof(ends), MPI_BYTE, all.data(), sizeof(ends), MPI_BYTE, pc);
-    K gmin{}, gmax{};
-    bool first = true;
-    for (const auto& x : all)
-        if (x.has) {
-            if (first || comp(x.lo, gmin)) gmin = x.lo;
-            if (first || comp(gmax, x.hi)) gmax = x.hi;
-            first = false;
-        }
-
+    const auto [gmin, gmax] = global_ends(pc, me, sorted, comp, failure);
     // Splitter i aims at the balanced prefix of bin i + 1 (remainder round-robin).
     const double average = static_cast<double>(total) / bins;
     const auto slack = static_cast<std::uint64_t>(std::floor(tolerance * average / 2));
-    std::vector<detail::bracket<K>> br(nsplit);
+    std::vector<bracket<K>> br(nsplit);
     std::vector<splitter<K>> probes(nsplit);
     std::vector<std::uint64_t> final_counts(nsplit);
     auto close = [&](std::uint64_t c, std::uint64_t t) { return (c > t ? c - t : t - c) <= slack; };
-    if (me == 0)
-        for (std::size_t i = 0; i < nsplit; ++i) {
-            auto& b = br[i];
-            b.target = detail::balanced_prefix(total, bins, static_cast<int>(i) + 1);
-            b.lo = {gmin, 0};
-            b.hi = {gmax, total};
-            b.clo = 0;
-            b.chi = total;
-            b.best = b.target - b.clo <= b.chi - b.target ? b.lo : b.hi;
-            b.cbest = b.target - b.clo <= b.chi - b.target ? b.clo : b.chi;
-            b.done = close(b.cbest, b.target);
-            probes[i] = b.done ? b.best : detail::next_probe(b, total, comp, interp);
+    if (me == 0 && failure.empty()) try {
+            for (std::size_t i = 0; i < nsplit; ++i) {
+                auto& b = br[i];
+                b.target = balanced_prefix(total, bins, static_cast<int>(i) + 1);
+                b.lo = {gmin, 0};
+                b.hi = {gmax, total};
+                b.clo = 0;
+                b.chi = total;
+                b.best = b.target - b.clo <= b.chi - b.target ? b.lo : b.hi;
+                b.cbest = b.target - b.clo <= b.chi - b.target ? b.clo : b.chi;
+                b.done = close(b.cbest, b.target);
+                probes[i] = b.done ? b.best : next_probe(b, total, comp, interp);
+            }
+        } catch (...) {
+            failure = rank_failure_text(me);
         }
-
-    auto plan = make_plan(comm, 0, nsplit, policy::binomial{});
-    std::vector<std::uint64_t> counts(nsplit), summed;
+    // The counts carry one more word: 1 from a rank that failed, so rank 0
+    // stops the search (go = -1) and all ranks agree on the failure.
+    auto plan = make_plan(comm, 0, nsplit + 1, policy::binomial{});
+    std::vector<std::uint64_t> counts(nsplit + 1), summed;
     int go = 1;
+    bool heard = false;
     for (int it = 0;; ++it) {
         if (me == 0) go = std::all_of(br.begin(), br.end(), [](const auto& b) { return b.done; }) ? 0 : 1;
         if (me == 0 && go && it == options.max_iterations) go = 0; // the fallback: closest probes so far
         if (me == 0 && !go)
             for (std::size_t i = 0; i < nsplit; ++i) probes[i] = br[i].best;
+        if (me == 0 && (heard || !failure.empty())) go = -1;
         MPI_Bcast(&go, 1, MPI_INT, 0, pc);
-        detail::bcast_bytes(probes.data(), nsplit * sizeof(splitter<K>), 0, pc);
+        bcast_bytes(probes.data(), nsplit * sizeof(splitter<K>), 0, pc);
+        if (go < 0) throw_if_any_failed(pc, failure, "find_splitters failed on");
         if (!go) break;
         res.iterations = it + 1;
-        for (std::size_t i = 0; i < nsplit; ++i) counts[i] = detail::count_below(sorted, base, probes[i], comp);
+        if (failure.empty()) try {
+                for (std::size_t i = 0; i < nsplit; ++i) counts[i] = count_below(sorted, base, probes[i], comp);
+            } catch (...) {
+                failure = rank_failure_text(me);
+            }
+        counts[nsplit] = failure.empty() ? 0 : 1;
         plan.reduce(counts, summed, std::plus<>{});
         if (me != 0) continue;
-        for (std::size_t i = 0; i < nsplit; ++i) {
-            auto& b = br[i];
-            if (b.done) continue;
-            const std::uint64_t c = summed[i], t = b.target;
-            if ((c > t ? c - t : t - c) < (b.cbest > t ? b.cbest - t : t - b.cbest)) {
-                b.best = probes[i];
-                b.cbest = c;
+        heard = summed[nsplit] != 0;
+        if (!heard && failure.empty()) try {
+                update_brackets(br, probes, std::span<const std::uint64_t>(summed).first(nsplit), total, comp, interp, close);
+            } catch (...) {
+                failure = rank_failure_text(me);
             }
-            if (close(c, t)) {
-                b.done = true;
-                continue;
-            }
-            const std::uint64_t width = b.chi - b.clo;
-            if (c < t) {
-                b.lo = probes[i];
-                b.clo = c;
-            } else {
-                b.hi = probes[i];
-                b.chi = c;
-            }
-            b.bisect = 2 * (b.chi - b.clo) > width;
-            probes[i] = detail::next_probe(b, total, comp, interp);
-        }
     }
+    // a failure the search ended before hearing of (in the ends, or the last round)
+    throw_if_any_failed(pc, failure, "find_splitters failed on");
     res.splitters = probes;
     int conv = 1;
     if (me == 0)
@@ -261,6 +317,17 @@ splitters_result<K> find_splitters(const boost::mpi::communicator& comm, std::sp
     }
     res.bin_counts[nsplit] = total - prev;
     return res;
+}
+
+} // namespace detail
+
+template <sort_key K, key_order<K> Compare = std::less<>, key_interpolation<K> Interp = interpolate>
+splitters_result<K> find_splitters(const boost::mpi::communicator& comm, std::span<const K> sorted, int bins,
+                                   double tolerance, const Compare& comp = {}, const Interp& interp = {},
+                                   splitter_options options = {})
+{
+    detail::require_intracommunicator(MPI_Comm(comm), "find_splitters");
+    return detail::find_splitters_after(comm, sorted, bins, tolerance, comp, interp, options, {});
 }
 
 // Convenience overload for containers.

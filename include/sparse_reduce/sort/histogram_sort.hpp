@@ -11,17 +11,27 @@
 //   move_data       alltoall of counts, then point-to-point transfers
 //   merge           the P received sorted runs merged pairwise (log P passes)
 // Collective. Keys are trivially copyable and travel as raw bytes.
+//
+// A comparator or interpolation that throws (anything) on some ranks, in
+// any phase, makes every rank throw sparse_reduce::error with the lowest
+// failing rank's text: the local sort's failure goes into find_splitters'
+// first agreement, find_splitters and move_data agree on theirs, and the
+// merge's is agreed on at the end (one small allreduce). data is then
+// unspecified (a permutation of some ranks' items, none lost on a rank
+// that did not fail before move_data).
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include <boost/mpi/communicator.hpp>
 #include <mpi.h>
 
 #include "../mpi/communicator.hpp"
+#include "../mpi/first_failure.hpp"
 #include "find_splitters.hpp"
 #include "move_data.hpp"
 #include "rebalance.hpp"
@@ -90,16 +100,26 @@ sort_timings histogram_sort(const boost::mpi::communicator& comm, std::vector<K>
     const auto rb = rebalance(comm, data);
     t.total_items = rb.total;
     const double t1 = now();
-    std::sort(data.begin(), data.end(), comp);
+    std::string failure;
+    try {
+        std::sort(data.begin(), data.end(), comp);
+    } catch (...) {
+        failure = detail::rank_failure_text(comm.rank());
+    }
     const double t2 = now();
-    const auto sp = find_splitters(comm, std::span<const K>(data), options.bins_per_rank * comm.size(), options.tolerance,
-                                   comp, interp, options.search);
+    const auto sp = detail::find_splitters_after(comm, std::span<const K>(data), options.bins_per_rank * comm.size(),
+                                                 options.tolerance, comp, interp, options.search, failure);
     t.iterations = sp.iterations;
     t.converged = sp.converged;
     const double t3 = now();
     const auto moved = move_data(comm, data, std::span<const splitter<K>>(sp.splitters), comp);
     const double t4 = now();
-    detail::merge_runs(data, moved.runs, comp);
+    try {
+        detail::merge_runs(data, moved.runs, comp);
+    } catch (...) {
+        failure = detail::rank_failure_text(comm.rank());
+    }
+    detail::throw_if_any_failed(detail::private_comm(MPI_Comm(comm)), failure, "histogram_sort failed on");
     const double t5 = now();
     t.rebalance = t1 - t0;
     t.local_sort = t2 - t1;

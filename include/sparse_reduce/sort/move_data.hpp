@@ -13,6 +13,11 @@
 //
 // Counts travel by one MPI_Alltoall, the items by MPI_Irecv / MPI_Isend of
 // raw bytes straight from and into the vectors; a rank's own share is copied.
+//
+// A comparator that throws (any type) on some rank, in the sortedness check
+// or the cut, is flagged in the agreement before the counts: every rank
+// throws sparse_reduce::error with the lowest failing rank's text, and no
+// item has moved.
 
 #include <algorithm>
 #include <cstddef>
@@ -27,6 +32,7 @@
 #include "../error.hpp"
 #include "../mpi/bytes.hpp"
 #include "../mpi/communicator.hpp"
+#include "../mpi/first_failure.hpp"
 #include "../mpi/tags.hpp"
 #include "find_splitters.hpp"
 #include "sort_key.hpp"
@@ -56,30 +62,35 @@ move_result move_data(const boost::mpi::communicator& comm, std::vector<K>& data
     const MPI_Comm pc = detail::private_comm(MPI_Comm(comm));
     const int me = comm.rank(), ranks = comm.size();
     const auto P = static_cast<std::size_t>(ranks);
-
-    const bool local_sorted = std::is_sorted(data.begin(), data.end(), comp);
-    const auto ns = static_cast<long long>(splitters.size());
-    const long long mine[3] = {ns, -ns, local_sorted ? 0 : ranks - me};
-    long long agreed[3];
-    MPI_Allreduce(mine, agreed, 3, MPI_LONG_LONG, MPI_MAX, pc);
-    if (agreed[0] != -agreed[1]) detail::fail("move_data: ranks disagree on the number of splitters");
-    if (agreed[2]) detail::fail("move_data: data not sorted on rank " + std::to_string(ranks - agreed[2]));
-
     const std::uint64_t n = data.size();
     std::uint64_t base = 0;
     MPI_Exscan(&n, &base, 1, MPI_UINT64_T, MPI_SUM, pc);
     if (me == 0) base = 0;
-
-    // Where each destination's share starts in the local data.
+    // Where each destination's share starts in the local data (the
+    // comparator runs here, before the agreement).
     const std::size_t bins = splitters.size() + 1;
     const std::span<const K> view(data);
     std::vector<std::uint64_t> cut(P + 1, 0), send(P), recv(P);
     cut[P] = n;
-    for (std::size_t d = 1; d < P; ++d) {
-        const std::size_t b = detail::first_bin(static_cast<int>(d), ranks, bins);
-        const std::uint64_t c = b == 0 ? 0 : b >= bins ? n : detail::count_below(view, base, splitters[b - 1], comp);
-        cut[d] = std::clamp(c, cut[d - 1], n); // splitters out of order cannot cut backwards
+    bool local_sorted = true;
+    std::string failure;
+    try {
+        local_sorted = std::is_sorted(data.begin(), data.end(), comp);
+        for (std::size_t d = 1; d < P && local_sorted; ++d) {
+            const std::size_t b = detail::first_bin(static_cast<int>(d), ranks, bins);
+            const std::uint64_t c = b == 0 ? 0 : b >= bins ? n : detail::count_below(view, base, splitters[b - 1], comp);
+            cut[d] = std::clamp(c, cut[d - 1], n); // splitters out of order cannot cut backwards
+        }
+    } catch (...) {
+        failure = detail::rank_failure_text(me);
     }
+    const auto ns = static_cast<long long>(splitters.size());
+    const long long mine[4] = {ns, -ns, local_sorted ? 0 : ranks - me, failure.empty() ? 0 : 1};
+    long long agreed[4];
+    MPI_Allreduce(mine, agreed, 4, MPI_LONG_LONG, MPI_MAX, pc);
+    if (agreed[3]) detail::throw_if_any_failed(pc, failure, "move_data failed on");
+    if (agreed[0] != -agreed[1]) detail::fail("move_data: ranks disagree on the number of splitters");
+    if (agreed[2]) detail::fail("move_data: data not sorted on rank " + std::to_string(ranks - agreed[2]));
     for (std::size_t d = 0; d < P; ++d) send[d] = cut[d + 1] - cut[d];
     MPI_Alltoall(send.data(), 1, MPI_UINT64_T, recv.data(), 1, MPI_UINT64_T, pc);
 

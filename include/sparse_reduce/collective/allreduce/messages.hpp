@@ -14,6 +14,10 @@
 
 namespace sparse_reduce::detail {
 
+// Messages of a streamed exchange (recursive doubling, split_allgather):
+// about this many bytes (or one window).
+inline constexpr std::size_t stream_message_bytes = std::size_t{1} << 20;
+
 // Sends `bytes` as pieces of max_piece_bytes (isend_bytes), the last one
 // shorter (empty when bytes is a multiple): recv_message knows the end.
 inline void isend_message(const void* p, std::size_t bytes, int dest, int tag, MPI_Comm comm,

@@ -7,7 +7,7 @@
 // ranks' partial is always on the left.
 //
 // An exchange streams: each side sends its partial in messages of about
-// doubling_message_bytes (wire blocks of `window` elements, each in its
+// stream_message_bytes (wire blocks of `window` elements, each in its
 // smallest form, then a trailer: the sender's status, the windows the
 // message holds) and takes the partner's as they arrive, two of its own in
 // flight at most. A dense partial folds each of the partner's windows in
@@ -39,8 +39,6 @@
 
 namespace sparse_reduce::detail {
 
-// Messages of a streamed exchange: about this many bytes (or one window).
-inline constexpr std::size_t doubling_message_bytes = std::size_t{1} << 20;
 // Every message ends in a trailer of two u64 words: the sender's status and
 // how many windows the message covers.
 inline constexpr std::size_t trailer_words = 2, trailer_bytes = 8 * trailer_words;
@@ -58,7 +56,7 @@ public:
                    std::size_t window, const T& id, wire::format fmt, exchange_buffers& buffers)
         : pc_(pc), partner_(partner), p_(p), status_(p ? status : (status ? status : 1)), dimension_(dimension),
           window_(window), windows_((dimension + window - 1) / window),
-          message_bytes_(std::max(doubling_message_bytes, window * sizeof(T))), id_(id), fmt_(fmt), buffers_(buffers)
+          message_bytes_(std::max(stream_message_bytes, window * sizeof(T))), id_(id), fmt_(fmt), buffers_(buffers)
     {
     }
     ~partial_sender() { finish(); }
