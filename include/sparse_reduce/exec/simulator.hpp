@@ -284,8 +284,8 @@ namespace detail {
 // schedule's first; then its timing into res.
 template <class T, class Policy, class In, class Op>
 void set_whole_timing(simulation_result& res, std::span<const In* const> inputs, int root, const Policy& policy,
-                      const Op& op, bool commutative, std::size_t dim, const schedule& sched, std::span<const double> start,
-                      const network_model& net)
+                      const Op& op, bool commutative, bool dense_output, std::size_t dim, const schedule& sched,
+                      double before, const network_model& net)
 {
     using R = repr_traits<std::remove_cvref_t<In>>;
     const int p = static_cast<int>(inputs.size());
@@ -294,12 +294,16 @@ void set_whole_timing(simulation_result& res, std::span<const In* const> inputs,
                        ? sched.trees.front()
                        : resolve_schedule(policy, p, root, commutative, dim, sizeof(T), {}, call_stats{}).trees.front();
     std::vector<whole_partial<T>> own(static_cast<std::size_t>(p));
+    std::vector<double> start(static_cast<std::size_t>(p));
     for (int r = 0; r < p; ++r) {
         const In& in = *inputs[static_cast<std::size_t>(r)];
         own[static_cast<std::size_t>(r)].idx.assign(R::indices(in).begin(), R::indices(in).end());
         own[static_cast<std::size_t>(r)].val.assign(R::values(in).begin(), R::values(in).end());
+        // the input's check: one vectorisable pass over its indices, a dense
+        // element's cost each rather than a merge's
+        start[static_cast<std::size_t>(r)] = before + net.gamma_dense * static_cast<double>(R::indices(in).size());
     }
-    const whole_timing w = time_whole_reduce<T>(t, std::move(own), start, dim, op, net);
+    const whole_timing w = time_whole_reduce<T>(t, std::move(own), start, dim, op, net, dense_output);
     res.time = w.time;
     res.bytes_sent = w.bytes_sent;
     res.bytes_total = res.messages_total = 0;
@@ -386,7 +390,8 @@ simulation_result simulate_reduce(std::span<const In* const> inputs, Out& out, c
     // windowed run above still gives the result.
     if constexpr (RI::kind == repr_kind::index_value)
         if (policy.wire == wire::adaptive && dim <= (std::size_t{1} << 32))
-            detail::set_whole_timing<T>(res, inputs, root, policy, op, is_commutative_v<Op, T>, dim, sched, start, net);
+            detail::set_whole_timing<T>(res, inputs, root, policy, op, is_commutative_v<Op, T>,
+                                        RO::kind == repr_kind::dense, dim, sched, before, net);
     programs[static_cast<std::size_t>(root)]->throw_if_failed(true);
     if constexpr (RO::kind != repr_kind::dense) programs[static_cast<std::size_t>(root)]->write_sparse_output(out, dim, id);
     return res;

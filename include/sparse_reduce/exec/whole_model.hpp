@@ -10,8 +10,10 @@
 //                        parent ready to receive it); the child is then done
 //   folding a child      gamma * (entries of both sides), or gamma_dense *
 //                        dimension once the partial result is dense
-//   a leaf's copy, the   gamma * entries
-//   root's output write
+//   a leaf's copy        gamma * entries (none when it holds every element:
+//                        its own array is sent); the last fold writes
+//                        straight into the message or the root's sparse
+//                        output; a dense output costs gamma_dense * dimension
 //
 // Messages are the executor's to the byte (exec/partial_message.hpp: 64-byte
 // header, values, 2-byte blocked indices when that is smaller, or dense once
@@ -63,13 +65,13 @@ struct whole_partial {
     std::vector<T> val;
 };
 
-// Times one tree's whole-message reduce; own[r]: rank r's entries, start[r]:
+// Times one tree's whole-message reduce; held[r]: rank r's entries, start[r]:
 // when rank r begins (after any statistics and its input's scan). The folds
 // are real (op, fold order, identities dropped, as the executor's), so every
 // message has the executor's entries.
 template <class T, class Op>
 whole_timing time_whole_reduce(const tree& t, std::vector<whole_partial<T>> held, std::span<const double> start,
-                               std::size_t dimension, const Op& op, const cost_model& net)
+                               std::size_t dimension, const Op& op, const cost_model& net, bool dense_output)
 {
     const auto p = static_cast<std::size_t>(t.size);
     whole_timing w;
@@ -113,7 +115,11 @@ whole_timing time_whole_reduce(const tree& t, std::vector<whole_partial<T>> held
         const auto v = t.local(ri);
         const std::size_t nc = v.children.size(), self = static_cast<std::size_t>(std::max(0, v.self_position));
         double now = start[r];
-        if (nc == 0 && (v.parent >= 0 || v.forwards)) now += net.gamma * static_cast<double>(held[r].idx.size()); // the copy
+        // A leaf copies its entries into its message, unless it holds every
+        // element (it sends its own array); the root with no child copies
+        // them into the output. Otherwise the last fold writes straight into
+        // the message or the output.
+        if (nc == 0 && held[r].idx.size() < dimension) now += net.gamma * static_cast<double>(held[r].idx.size());
         for (std::size_t s = 0; s < nc; ++s) { // whole_reduce's receive order: right children, then left ones reversed
             const std::size_t c = s < nc - self ? self + s : nc - 1 - s;
             now = receive(r, static_cast<std::size_t>(v.children[c]), now, c < self);
@@ -123,11 +129,12 @@ whole_timing time_whole_reduce(const tree& t, std::vector<whole_partial<T>> held
     const auto dest = static_cast<std::size_t>(t.destination);
     double end = done[static_cast<std::size_t>(t.top)];
     if (t.top != t.destination) { // the top forwards the result; the destination sent its own part first
-        held[dest] = {};
+        held[dest] = {};             // then copies the message into the output (the receive's "fold")
         end = receive(dest, static_cast<std::size_t>(t.top), t.parent[dest] >= 0 ? sent[dest] : done[dest], false);
     }
-    const std::size_t n = held[dest].idx.size(); // the output's write
-    w.time = end + (is_dense(n) ? dense_fold : net.gamma * static_cast<double>(n));
+    // A dense output is filled with the identity and the result scattered in:
+    // one pass over the dimension (a sparse one took the last fold).
+    w.time = end + (dense_output ? dense_fold : 0.0);
     w.critical_path_bytes = chain[dest];
     return w;
 }
