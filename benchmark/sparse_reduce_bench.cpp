@@ -12,9 +12,15 @@
 //       every type x op x placement x density {0.001, 0.05, 1} at N = 65,543,
 //       all algorithms and wires, 2 repetitions, roots 0 and P-1: CI's check
 //       that every way of reducing agrees with MPI_Reduce (about 20 s).
-//   sparse_reduce_bench --simulate P[,P...] [--net ib|10g] [--tuning FILE] [...]
+//   sparse_reduce_bench --simulate P[,P...] [--net ib|10g|tuning] [--tuning FILE]
+//       [--sim-out dense|sparse] [...]
 //       one process: every policy in the simulator on P modelled ranks
-//       (double, +), next to dense-wire models of MPI_Reduce; the lower bound
+//       (double, +), next to dense-wire models of MPI_Reduce. --net tuning
+//       keeps the tuning file's own alpha and beta (a file measured on the
+//       network simulated, e.g. doc/results/netbench/tuning-1gbit.txt);
+//       --sim-out sparse writes an index_value_vector at the root, as the
+//       measured "[index_value_vector]" rows do (default: a dense vector,
+//       the output of the published sim tables). The lower bound
 //       there is the root's link: the union of the other ranks' supports
 //       (index/value, or dense if smaller) times beta, plus ceil(log2 P) alphas.
 //
@@ -520,10 +526,13 @@ int run_typed(const boost::mpi::communicator& world, const options& o, double bw
 }
 
 // ---- the simulator: P modelled ranks, double and + ----
-int simulate(const options& o, const std::vector<int>& ranks, const std::string& net, const std::string& tuning_file)
+int simulate(const options& o, const std::vector<int>& ranks, const std::string& net, const std::string& tuning_file,
+             bool sparse_out)
 {
     const sr::tuning tune = tuning_file.empty() ? sr::tuning{} : sr::load_tuning(tuning_file);
-    const sr::cost_model model = net == "10g" ? tune.machine.ethernet_10g() : tune.machine.infiniband();
+    const sr::cost_model model = net == "tuning" ? tune.machine
+                                 : net == "10g"  ? tune.machine.ethernet_10g()
+                                                 : tune.machine.infiniband();
     if (o.header) std::printf("algorithm,wire,P,dim,density,dist,network,modelled_us,bytes,messages,lower_bound_us,"
                               "ratio_to_bound,speedup_vs_dense\n");
     for (int p : ranks) {
@@ -551,9 +560,11 @@ int simulate(const options& o, const std::vector<int>& ranks, const std::string&
         std::vector<row> rows;
         const std::span<const sr::index_value_vector<double>* const> in(all);
         auto sim = [&](std::string name, auto policy) {
-            std::vector<double> out;
             if (!o.only.empty() && !name.starts_with(o.only) && !name.starts_with("dense")) return; // the baselines always
-            auto r = sr::simulate_reduce(in, out, std::plus<>{}, o.root, policy, model);
+            // The output's kind is part of the schedule (a sparse output is
+            // not windowed the same way), so it must match the measured row's.
+            auto run = [&](auto out) { return sr::simulate_reduce(in, out, std::plus<>{}, o.root, policy, model); };
+            auto r = sparse_out ? run(sr::index_value_vector<double>{}) : run(std::vector<double>{});
             std::fprintf(stderr, "P=%d %s: %.1f us\n", p, name.c_str(), r.time * 1e6);
             const std::string wire = used_wire(r.algorithm, policy.wire);
             rows.push_back({std::move(name), wire, std::move(r)});
@@ -605,6 +616,7 @@ int main(int argc, char** argv)
     bool smoke = false;
     std::vector<int> simulate_ranks;
     std::string net = "ib", tuning_file;
+    bool sparse_out = false;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
@@ -625,18 +637,19 @@ int main(int argc, char** argv)
         else if (a == "--simulate") simulate_ranks = parse_list(next());
         else if (a == "--net") net = next();
         else if (a == "--tuning") tuning_file = next();
+        else if (a == "--sim-out") sparse_out = next() == "sparse";
         else {
             if (world.rank() == 0) std::fprintf(stderr, "sparse_reduce_bench: unknown argument '%s'\n", a.c_str());
             return 2;
         }
     }
     const bool known = (o.type == "double" || o.type == "float" || o.type == "int64") && (o.op == "sum" || o.op == "max") &&
-                       (net == "ib" || net == "10g");
+                       (net == "ib" || net == "10g" || net == "tuning");
     if (!known) {
-        if (world.rank() == 0) std::fprintf(stderr, "sparse_reduce_bench: --type double|float|int64, --op sum|max, --net ib|10g\n");
+        if (world.rank() == 0) std::fprintf(stderr, "sparse_reduce_bench: --type double|float|int64, --op sum|max, --net ib|10g|tuning\n");
         return 2;
     }
-    if (!simulate_ranks.empty()) return world.rank() == 0 ? simulate(o, simulate_ranks, net, tuning_file) : 0;
+    if (!simulate_ranks.empty()) return world.rank() == 0 ? simulate(o, simulate_ranks, net, tuning_file, sparse_out) : 0;
 
     const int p = world.size();
     if (o.root < 0 || o.root >= p) {

@@ -319,6 +319,49 @@ BOOST_AUTO_TEST_CASE(the_simulator_moves_exactly_the_executors_bytes)
         }
 }
 
+// Sparse inputs under the adaptive wire travel whole (exec/whole_reduce.hpp);
+// the simulator models that path (exec/whole_model.hpp) to the byte.
+BOOST_AUTO_TEST_CASE(the_simulator_moves_exactly_the_executors_bytes_for_sparse_inputs)
+{
+    auto& comm = world();
+    const std::size_t n = 200000;
+    auto sparse_of = [&](int r, double density) {
+        const auto d = input_of<double>(r, comm.size(), n, density, pattern::uniform, std::plus<>{}, 37);
+        std::vector<std::uint32_t> idx;
+        std::vector<double> val;
+        for (std::size_t i = 0; i < n; ++i)
+            if (d[i] != 0) {
+                idx.push_back(static_cast<std::uint32_t>(i));
+                val.push_back(d[i]);
+            }
+        return sr::index_value_vector<double>::from_unsorted(n, idx, val, std::plus<>{});
+    };
+    for (const auto& pol : policies(sr::wire::adaptive, 4096))
+        for (double density : {0.001, 0.3, 1.0}) {
+            const int root = comm.size() - 1;
+            const auto in = sparse_of(comm.rank(), density);
+            sr::index_value_vector<double> out;
+            const auto rep = std::visit([&](const auto& p) { return sr::reduce(comm, in, out, std::plus<>{}, root, p); }, pol);
+            std::vector<std::size_t> sent;
+            boost::mpi::gather(comm, rep.bytes_sent, sent, 0);
+            bool ok = true;
+            if (comm.rank() == 0) {
+                std::vector<sr::index_value_vector<double>> all;
+                for (int r = 0; r < comm.size(); ++r) all.push_back(sparse_of(r, density));
+                sr::index_value_vector<double> sim_out;
+                const auto sim = std::visit(
+                    [&](const auto& p) {
+                        return sr::simulate_reduce(std::span<const sr::index_value_vector<double>>(all), sim_out,
+                                                   std::plus<>{}, root, p);
+                    },
+                    pol);
+                ok = sim.bytes_sent == sent;
+                BOOST_TEST(ok, "policy " << pol.index() << " density " << density);
+            }
+            BOOST_TEST(all_ok(ok));
+        }
+}
+
 BOOST_AUTO_TEST_CASE(invalid_root_throws_everywhere_before_sending)
 {
     auto& comm = world();

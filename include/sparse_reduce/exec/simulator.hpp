@@ -21,6 +21,9 @@
 // It returns the modelled completion time, the bytes on the critical path
 // (the longest chain of dependent transfers ending at the root) and the
 // totals; byte and message counts equal the executor's for the same inputs.
+// Sparse inputs under the adaptive wire travel whole in the executor (one
+// message per edge, exec/whole_reduce.hpp): their time, bytes and messages
+// come from exec/whole_model.hpp, the result from the windowed run.
 
 #include <algorithm>
 #include <cstddef>
@@ -46,6 +49,7 @@
 #include "../select/resolve.hpp"
 #include "program_input.hpp"
 #include "rank_program.hpp"
+#include "whole_model.hpp"
 
 namespace sparse_reduce {
 
@@ -273,6 +277,45 @@ private:
 
 } // namespace detail
 
+namespace detail {
+
+// The whole-message path's tree, as reduce_whole picks it: any at P <= 2
+// (the one edge), a fixed policy's own without statistics, else the
+// schedule's first; then its timing into res.
+template <class T, class Policy, class In, class Op>
+void set_whole_timing(simulation_result& res, std::span<const In* const> inputs, int root, const Policy& policy,
+                      const Op& op, bool commutative, bool dense_output, std::size_t dim, const schedule& sched,
+                      double before, const network_model& net)
+{
+    using R = repr_traits<std::remove_cvref_t<In>>;
+    const int p = static_cast<int>(inputs.size());
+    constexpr bool measures = std::is_same_v<Policy, policy::automatic> || std::is_same_v<Policy, policy::optimal_binary>;
+    const tree t = measures || p <= 2
+                       ? sched.trees.front()
+                       : resolve_schedule(policy, p, root, commutative, dim, sizeof(T), {}, call_stats{}).trees.front();
+    std::vector<whole_partial<T>> own(static_cast<std::size_t>(p));
+    std::vector<double> start(static_cast<std::size_t>(p));
+    for (int r = 0; r < p; ++r) {
+        const In& in = *inputs[static_cast<std::size_t>(r)];
+        own[static_cast<std::size_t>(r)].idx.assign(R::indices(in).begin(), R::indices(in).end());
+        own[static_cast<std::size_t>(r)].val.assign(R::values(in).begin(), R::values(in).end());
+        // the input's check: one vectorisable pass over its indices, a dense
+        // element's cost each rather than a merge's
+        start[static_cast<std::size_t>(r)] = before + net.gamma_dense * static_cast<double>(R::indices(in).size());
+    }
+    const whole_timing w = time_whole_reduce<T>(t, std::move(own), start, dim, op, net, dense_output);
+    res.time = w.time;
+    res.bytes_sent = w.bytes_sent;
+    res.bytes_total = res.messages_total = 0;
+    for (int r = 0; r < p; ++r) {
+        res.bytes_total += w.bytes_sent[static_cast<std::size_t>(r)];
+        res.messages_total += w.messages_sent[static_cast<std::size_t>(r)];
+    }
+    res.critical_path_bytes = w.critical_path_bytes;
+}
+
+} // namespace detail
+
 // Simulates reduce(comm of inputs.size() ranks, *inputs[r] on rank r, out, op, root, policy).
 // Ranks may share an input object: a simulation of many ranks needs memory
 // only for the distinct ones.
@@ -341,6 +384,14 @@ simulation_result simulate_reduce(std::span<const In* const> inputs, Out& out, c
     }
     for (auto& b : programs[static_cast<std::size_t>(root)]->bindings())
         res.critical_path_bytes = std::max(res.critical_path_bytes, machine.critical(b.node));
+    // Sparse inputs under the adaptive wire: the executor runs whole messages
+    // on the schedule's first tree (collective/reduce.hpp, reduce_whole), so
+    // time, bytes and messages are that path's (exec/whole_model.hpp); the
+    // windowed run above still gives the result.
+    if constexpr (RI::kind == repr_kind::index_value)
+        if (policy.wire == wire::adaptive && dim <= (std::size_t{1} << 32))
+            detail::set_whole_timing<T>(res, inputs, root, policy, op, is_commutative_v<Op, T>,
+                                        RO::kind == repr_kind::dense, dim, sched, before, net);
     programs[static_cast<std::size_t>(root)]->throw_if_failed(true);
     if constexpr (RO::kind != repr_kind::dense) programs[static_cast<std::size_t>(root)]->write_sparse_output(out, dim, id);
     return res;
