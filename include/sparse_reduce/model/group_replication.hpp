@@ -65,7 +65,7 @@ inline std::string to_string(mesh_system s)
     case mesh_system::WS1: return "WS1";
     case mesh_system::WS2: return "WS2";
     }
-    return "?";
+    detail::fail("to_string: not a mesh_system (" + std::to_string(static_cast<int>(s)) + ")");
 }
 inline std::ostream& operator<<(std::ostream& os, mesh_system s) { return os << to_string(s); }
 

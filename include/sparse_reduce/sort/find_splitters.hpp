@@ -201,16 +201,12 @@ void update_brackets(std::vector<bracket<K>>& br, std::vector<splitter<K>>& prob
     }
 }
 
-// find_splitters, with this rank's failure so far (histogram_sort's local
-// sort) taken into the first agreement.
-template <class K, class Compare, class Interp>
-splitters_result<K> find_splitters_after(const boost::mpi::communicator& comm, std::span<const K> sorted, int bins,
-                                         double tolerance, const Compare& comp, const Interp& interp,
-                                         splitter_options options, std::string failure)
+// The first agreement: on the arguments, on sortedness and on failures so
+// far (one allreduce), before anything else. Throws on every rank alike.
+template <class K, class Compare>
+void agree_on_arguments(MPI_Comm pc, int me, int ranks, std::span<const K> sorted, int bins, double tolerance,
+                        const Compare& comp, const splitter_options& options, std::string& failure)
 {
-    const MPI_Comm pc = private_comm(MPI_Comm(comm));
-    const int me = comm.rank(), ranks = comm.size();
-    // Agree on the arguments, on sortedness and on failures before anything else.
     bool local_sorted = true;
     if (failure.empty()) try {
             local_sorted = std::is_sorted(sorted.begin(), sorted.end(), comp);
@@ -226,30 +222,18 @@ splitters_result<K> find_splitters_after(const boost::mpi::communicator& comm, s
     if (agreed[3]) fail("find_splitters: bins must be >= 1, tolerance finite and >= 0 (on some rank)");
     if (agreed[0] != -agreed[1]) fail("find_splitters: ranks disagree on the number of bins");
     if (agreed[2]) fail("find_splitters: data not sorted on rank " + std::to_string(ranks - agreed[2]));
-    const std::uint64_t n = sorted.size();
-    std::uint64_t base = 0, total = 0;
-    MPI_Exscan(&n, &base, 1, MPI_UINT64_T, MPI_SUM, pc);
-    if (me == 0) base = 0;
-    MPI_Allreduce(&n, &total, 1, MPI_UINT64_T, MPI_SUM, pc);
-    splitters_result<K> res;
-    res.total = total;
-    const auto nsplit = static_cast<std::size_t>(bins - 1);
-    res.splitters.assign(nsplit, splitter<K>{});
-    if (nsplit == 0 || total == 0) {
-        res.bin_counts.assign(static_cast<std::size_t>(bins), 0);
-        res.bin_counts[0] = total; // no items, or one bin: nothing to search
-        return res;
-    }
-    const auto [gmin, gmax] = global_ends(pc, me, sorted, comp, failure);
-    // Splitter i aims at the balanced prefix of bin i + 1 (remainder round-robin).
-    const double average = static_cast<double>(total) / bins;
-    const auto slack = static_cast<std::uint64_t>(std::floor(tolerance * average / 2));
-    std::vector<bracket<K>> br(nsplit);
-    std::vector<splitter<K>> probes(nsplit);
-    std::vector<std::uint64_t> final_counts(nsplit);
-    auto close = [&](std::uint64_t c, std::uint64_t t) { return (c > t ? c - t : t - c) <= slack; };
+}
+
+// Rank 0: the first brackets, [global min, global max], and their first
+// probes. Splitter i aims at the balanced prefix of bin i + 1 (remainder
+// round-robin). A comparator or interpolation that throws: `failure` set.
+template <class K, class Compare, class Interp, class Close>
+void initial_brackets(std::vector<bracket<K>>& br, std::vector<splitter<K>>& probes, const K& gmin, const K& gmax,
+                      std::uint64_t total, int bins, int me, const Compare& comp, const Interp& interp,
+                      const Close& close, std::string& failure)
+{
     if (me == 0 && failure.empty()) try {
-            for (std::size_t i = 0; i < nsplit; ++i) {
+            for (std::size_t i = 0; i < br.size(); ++i) {
                 auto& b = br[i];
                 b.target = balanced_prefix(total, bins, static_cast<int>(i) + 1);
                 b.lo = {gmin, 0};
@@ -264,11 +248,24 @@ splitters_result<K> find_splitters_after(const boost::mpi::communicator& comm, s
         } catch (...) {
             failure = rank_failure_text(me);
         }
-    // The counts carry one more word: 1 from a rank that failed, so rank 0
-    // stops the search (go = -1) and all ranks agree on the failure.
+}
+
+// The histogramming rounds. Rank 0 decides go (1: another round, 0: done,
+// -1: some rank failed) and broadcasts it with the probes; every rank counts
+// below them; the counts carry one more word, 1 from a rank that failed, so
+// rank 0 stops the search and all ranks agree on the failure. Ends with
+// every rank holding the final probes; returns the rounds run.
+template <class K, class Compare, class Interp, class Close>
+int search_splitters(const boost::mpi::communicator& comm, MPI_Comm pc, std::vector<bracket<K>>& br,
+                     std::vector<splitter<K>>& probes, std::span<const K> sorted, std::uint64_t base,
+                     std::uint64_t total, const Compare& comp, const Interp& interp, const Close& close,
+                     const splitter_options& options, std::string& failure)
+{
+    const int me = comm.rank();
+    const std::size_t nsplit = probes.size();
     auto plan = make_plan(comm, 0, nsplit + 1, policy::binomial{});
     std::vector<std::uint64_t> counts(nsplit + 1), summed;
-    int go = 1;
+    int go = 1, iterations = 0;
     bool heard = false;
     for (int it = 0;; ++it) {
         if (me == 0) go = std::all_of(br.begin(), br.end(), [](const auto& b) { return b.done; }) ? 0 : 1;
@@ -280,7 +277,7 @@ splitters_result<K> find_splitters_after(const boost::mpi::communicator& comm, s
         bcast_bytes(probes.data(), nsplit * sizeof(splitter<K>), 0, pc);
         if (go < 0) throw_if_any_failed(pc, failure, "find_splitters failed on");
         if (!go) break;
-        res.iterations = it + 1;
+        iterations = it + 1;
         if (failure.empty()) try {
                 for (std::size_t i = 0; i < nsplit; ++i) counts[i] = count_below(sorted, base, probes[i], comp);
             } catch (...) {
@@ -296,9 +293,17 @@ splitters_result<K> find_splitters_after(const boost::mpi::communicator& comm, s
                 failure = rank_failure_text(me);
             }
     }
-    // a failure the search ended before hearing of (in the ends, or the last round)
-    throw_if_any_failed(pc, failure, "find_splitters failed on");
-    res.splitters = probes;
+    return iterations;
+}
+
+// Rank 0's final counts, rounds and convergence, broadcast to all, and the
+// bin counts from them. res.splitters and res.total are set already.
+template <class K, class Close>
+void finish_result(splitters_result<K>& res, const std::vector<bracket<K>>& br, int bins, int me, MPI_Comm pc,
+                   const Close& close)
+{
+    const std::size_t nsplit = br.size();
+    std::vector<std::uint64_t> final_counts(nsplit);
     int conv = 1;
     if (me == 0)
         for (std::size_t i = 0; i < nsplit; ++i) {
@@ -315,7 +320,45 @@ splitters_result<K> find_splitters_after(const boost::mpi::communicator& comm, s
         res.bin_counts[i] = final_counts[i] - std::min(prev, final_counts[i]);
         prev = std::max(prev, final_counts[i]);
     }
-    res.bin_counts[nsplit] = total - prev;
+    res.bin_counts[nsplit] = res.total - prev;
+}
+
+// find_splitters, with this rank's failure so far (histogram_sort's local
+// sort) taken into the first agreement.
+template <class K, class Compare, class Interp>
+splitters_result<K> find_splitters_after(const boost::mpi::communicator& comm, std::span<const K> sorted, int bins,
+                                         double tolerance, const Compare& comp, const Interp& interp,
+                                         splitter_options options, std::string failure)
+{
+    const MPI_Comm pc = private_comm(MPI_Comm(comm));
+    const int me = comm.rank(), ranks = comm.size();
+    agree_on_arguments(pc, me, ranks, sorted, bins, tolerance, comp, options, failure);
+    const std::uint64_t n = sorted.size();
+    std::uint64_t base = 0, total = 0;
+    MPI_Exscan(&n, &base, 1, MPI_UINT64_T, MPI_SUM, pc);
+    if (me == 0) base = 0;
+    MPI_Allreduce(&n, &total, 1, MPI_UINT64_T, MPI_SUM, pc);
+    splitters_result<K> res;
+    res.total = total;
+    const auto nsplit = static_cast<std::size_t>(bins - 1);
+    res.splitters.assign(nsplit, splitter<K>{});
+    if (nsplit == 0 || total == 0) {
+        res.bin_counts.assign(static_cast<std::size_t>(bins), 0);
+        res.bin_counts[0] = total; // no items, or one bin: nothing to search
+        return res;
+    }
+    const auto [gmin, gmax] = global_ends(pc, me, sorted, comp, failure);
+    const double average = static_cast<double>(total) / bins;
+    const auto slack = static_cast<std::uint64_t>(std::floor(tolerance * average / 2));
+    auto close = [slack](std::uint64_t c, std::uint64_t t) { return (c > t ? c - t : t - c) <= slack; };
+    std::vector<bracket<K>> br(nsplit);
+    std::vector<splitter<K>> probes(nsplit);
+    initial_brackets(br, probes, gmin, gmax, total, bins, me, comp, interp, close, failure);
+    res.iterations = search_splitters(comm, pc, br, probes, sorted, base, total, comp, interp, close, options, failure);
+    // a failure the search ended before hearing of (in the ends, or the last round)
+    throw_if_any_failed(pc, failure, "find_splitters failed on");
+    res.splitters = probes;
+    finish_result(res, br, bins, me, pc, close);
     return res;
 }
 
