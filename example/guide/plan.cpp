@@ -43,9 +43,11 @@ bool report(const boost::mpi::communicator& world)
     //! [report]
     sr::report r = sr::reduce(world, mine, out, std::plus<>{}, 0);
     if (world.rank() == 0) {
-        std::cout << r.algorithm << '\n'                   // what ran, and for automatic why
+        std::cout << r.algorithm << '\n'                   // what ran, and for automatic the rule
+                  << r.reason << '\n'                      // why, in words
                   << r.bytes_sent << " B sent in " << r.messages_sent << " messages, "
-                  << r.bytes_received << " B received\n"  // by this rank
+                  << r.bytes_received << " B received, "   // by this rank
+                  << r.seconds << " s\n"                   // the call's time on this rank
                   << r << '\n';                          // all of it on one line
     }
     // A fixed policy, with its wire format and segment size:

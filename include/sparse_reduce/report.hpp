@@ -43,15 +43,23 @@ private:
 };
 
 struct report {
-    report_text algorithm;          // readable name with parameters, e.g. "binomial(wire=adaptive, segment=131072)"
+    // What ran, with its parameters and, for automatic, the rule in symbols
+    // (doc/selection.md), e.g. "binomial(wire=adaptive, segment=131072)
+    // [automatic: binomial by C < T_c (small vector)]".
+    report_text algorithm;
+    // Why, in words, e.g. "binomial tree: the data is sparse and the ranks few".
+    report_text reason;
     std::size_t bytes_sent = 0;     // by this rank, headers included
     std::size_t bytes_received = 0; // by this rank
     std::size_t messages_sent = 0;  // by this rank
+    double seconds = 0;             // the call's time on this rank (MPI_Wtime around it)
 
     friend std::ostream& operator<<(std::ostream& os, const report& r)
     {
-        return os << r.algorithm << ": sent " << r.bytes_sent << " B in " << r.messages_sent << " messages, received "
-                  << r.bytes_received << " B";
+        os << r.algorithm;
+        if (!r.reason.empty_text()) os << "; " << r.reason;
+        return os << "; sent " << r.bytes_sent << " B in " << r.messages_sent << " messages, received "
+                  << r.bytes_received << " B, in " << r.seconds << " s";
     }
 };
 

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <cstdint>
 #include <functional>
+#include <sstream>
 #include <string>
 #include <variant>
 #include <vector>
@@ -225,6 +226,15 @@ BOOST_AUTO_TEST_CASE(automatic_selection_by_rule_and_by_model)
         std::vector<double> out;
         auto rep = sr::reduce(comm, in, out, std::plus<>{}, root, sr::policy::automatic{.tuning_file = path});
         BOOST_TEST(rep.algorithm.find("automatic: binomial by C < T_c") != std::string::npos, rep.algorithm);
+        // the same choice in words, the call's time, and every field on one line (issue 17)
+        BOOST_TEST(rep.reason == "binomial tree: the vector is small, so latency decides", rep.reason.str());
+        BOOST_TEST((rep.seconds > 0 && rep.seconds < 60), rep.seconds);
+        {
+            std::ostringstream line;
+            line << rep;
+            BOOST_TEST(line.str().find(rep.reason.str()) != std::string::npos, line.str());
+            BOOST_TEST(line.str().find(" s") != std::string::npos, line.str());
+        }
         BOOST_TEST(all_ok(comm.rank() != root || matches(out, want)));
 
         sr::tuning model_only;
@@ -236,6 +246,7 @@ BOOST_AUTO_TEST_CASE(automatic_selection_by_rule_and_by_model)
             const auto x = input_of<double>(comm.rank(), comm.size(), n, d, pattern::uniform, std::plus<>{}, it);
             rep = plan.reduce(x, out, std::plus<>{});
             BOOST_TEST(rep.algorithm.find("by model") != std::string::npos, rep.algorithm);
+            BOOST_TEST(rep.reason.find("the cost model predicts it fastest") != std::string::npos, rep.reason.str());
             BOOST_TEST(all_ok(comm.rank() != root ||
                               matches(out, serial_fold<double>(comm.size(), n, d, pattern::uniform, std::plus<>{}, it))));
         }
@@ -248,6 +259,7 @@ BOOST_AUTO_TEST_CASE(automatic_selection_by_rule_and_by_model)
                           matches(aout, serial_fold<affine>(comm.size(), n, 0.05, pattern::uniform, compose{}, 3))));
         rep = sr::reduce(comm, in, out, std::plus<>{}, root, sr::policy::k_ary{});
         BOOST_TEST(rep.algorithm.find("k_ary(k=") != std::string::npos, rep.algorithm);
+        BOOST_TEST(rep.reason == "k-ary tree: k chosen by the cost model", rep.reason.str());
         BOOST_TEST(all_ok(comm.rank() != root || matches(out, want)));
     }
     // a tuning file only some ranks can read: every rank throws, none waits

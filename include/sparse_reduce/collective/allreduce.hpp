@@ -64,6 +64,7 @@
 #include "allreduce/recursive_doubling.hpp"
 #include "allreduce/reduce_broadcast.hpp"
 #include "allreduce/status.hpp"
+#include "call_check.hpp"
 #include "reduce.hpp"
 
 namespace sparse_reduce {
@@ -123,16 +124,27 @@ public:
     std::size_t dimension() const { return dimension_; }
     const Policy& policy() const { return policy_; }
 
-    template <representation In, representation Out, class Op>
-        requires std::same_as<value_type_of<In>, value_type_of<Out>> && associative_op<Op, value_type_of<In>> &&
-                 wire::wire_value<value_type_of<In>>
+    // Any argument types: a wrong one fails in checked_call, with a message that names the fix.
+    template <class In, class Out, class Op>
     report allreduce(const In& in, Out&& out, const Op& op)
     {
-        if constexpr (!is_automatic) {
-            return run(*detail::allreduce_algorithm_of<Policy>, in, out, op);
+        // Shared texts: a report costs no allocation for them.
+        static const report_text named("the policy names this algorithm"),
+            modelled("the allreduce cost model predicts it fastest (doc/allreduce.md)");
+        if constexpr (!detail::checked_call<In, Out, Op>()) {
+            return {};
         } else {
-            report r = run(choose<value_type_of<In>>(in, op), in, out, op);
-            r.algorithm = "automatic: " + r.algorithm;
+            const double start = MPI_Wtime();
+            report r;
+            if constexpr (!is_automatic) {
+                r = run(*detail::allreduce_algorithm_of<Policy>, in, out, op);
+                r.reason = named;
+            } else {
+                r = run(choose<value_type_of<In>>(in, op), in, out, op);
+                r.algorithm = "automatic: " + r.algorithm;
+                r.reason = modelled;
+            }
+            r.seconds = MPI_Wtime() - start;
             return r;
         }
     }
@@ -219,11 +231,13 @@ allreduce_plan<Policy> make_allreduce_plan(const boost::mpi::communicator& comm,
     return allreduce_plan<Policy>(comm, dimension, policy);
 }
 
-template <representation In, representation Out, class Op, allreduce_policy Policy = policy::automatic>
-    requires std::same_as<value_type_of<In>, value_type_of<Out>> && associative_op<Op, value_type_of<In>>
+template <class In, class Out, class Op, allreduce_policy Policy = policy::automatic>
 report allreduce(const boost::mpi::communicator& comm, const In& in, Out&& out, const Op& op, Policy policy = {})
 {
-    return make_allreduce_plan(comm, dimension(in), policy).allreduce(in, std::forward<Out>(out), op);
+    if constexpr (detail::checked_call<In, Out, Op>())
+        return make_allreduce_plan(comm, dimension(in), policy).allreduce(in, std::forward<Out>(out), op);
+    else
+        return {};
 }
 
 } // namespace sparse_reduce

@@ -55,6 +55,7 @@
 #include "../select/tuning.hpp"
 #include "../select/tree_table.hpp"
 #include "../tree/optimal_binary.hpp"
+#include "call_check.hpp"
 
 namespace sparse_reduce {
 namespace detail {
@@ -94,6 +95,7 @@ struct selection_memo {
     const schedule* described = nullptr;
     bool described_whole = false;
     std::shared_ptr<const std::string> description;
+    std::shared_ptr<const std::string> reason;
 };
 
 // A plan's memory: its selection and the buffers its calls work in.
@@ -188,10 +190,23 @@ public:
         return schedule_for(commutative, 8, local_entries).trees.front();
     }
 
-    template <representation In, representation Out, class Op>
-        requires std::same_as<value_type_of<In>, value_type_of<Out>> && associative_op<Op, value_type_of<In>> &&
-                 wire::wire_value<value_type_of<In>>
+    // Any argument types: a wrong one fails in checked_call, with a message that names the fix.
+    template <class In, class Out, class Op>
     report reduce(const In& in, Out&& out, const Op& op)
+    {
+        if constexpr (detail::checked_call<In, Out, Op>()) {
+            const double start = MPI_Wtime(); // 26 ns each (Open MPI 4.1 here)
+            report rep = reduce_checked(in, out, op);
+            rep.seconds = MPI_Wtime() - start;
+            return rep;
+        } else {
+            return {};
+        }
+    }
+
+private:
+    template <representation In, representation Out, class Op>
+    report reduce_checked(const In& in, Out& out, const Op& op)
     {
         using T = value_type_of<In>;
         using RO = repr_traits<std::remove_cvref_t<Out>>;
@@ -256,6 +271,7 @@ public:
 
         report rep;
         rep.algorithm = describe_once(sched, false);
+        rep.reason = report_text(memo_->reason);
         rep.bytes_sent = program.bytes_sent();
         rep.bytes_received = program.bytes_received();
         rep.messages_sent = program.messages_sent();
@@ -265,7 +281,6 @@ public:
         return rep;
     }
 
-private:
     // Whether this rank's windows need its input's entry counts. A dense
     // input needs none where every window of it goes one way: on the
     // destination of a dense output (all fold densely) and on a leaf of every
@@ -325,6 +340,8 @@ private:
                                                            dimension_, sizeof(T), default_segment_bytes, policy().wire)
                                    : detail::resolve_schedule(policy(), size_, root_, commutative, dimension_,
                                                               sizeof(T), {}, call_stats{}));
+                if (detail::needs_call_stats(policy()))
+                    cached->second.reason = "binomial tree: with two ranks every tree is the one edge";
             }
             sched = &cached->second;
         } else {
@@ -346,6 +363,7 @@ private:
             detail::fail("reduce failed on rank " + std::to_string(r.failed->rank) + ": " + r.failed->text);
         report rep;
         rep.algorithm = describe_once(*sched, true);
+        rep.reason = report_text(memo_->reason);
         rep.bytes_sent = r.bytes_sent;
         rep.bytes_received = r.bytes_received;
         rep.messages_sent = r.messages_sent;
@@ -372,6 +390,7 @@ private:
     {
         if (memo_->described != &s || memo_->described_whole != whole || !memo_->description) {
             memo_->description = std::make_shared<const std::string>(describe(s) + (whole ? ", whole messages" : ""));
+            memo_->reason = std::make_shared<const std::string>(s.reason);
             memo_->described = &s;
             memo_->described_whole = whole;
         }
@@ -483,13 +502,15 @@ reduce_plan<Policy> make_plan(const boost::mpi::communicator& comm, int root, st
     return reduce_plan<Policy>(comm, root, dimension, policy);
 }
 
-template <representation In, representation Out, class Op, reduce_policy Policy = policy::automatic>
-    requires std::same_as<value_type_of<In>, value_type_of<Out>> && associative_op<Op, value_type_of<In>>
+template <class In, class Out, class Op, reduce_policy Policy = policy::automatic>
 report reduce(const boost::mpi::communicator& comm, const In& in, Out&& out, const Op& op, int root,
               const Policy& policy = {})
 {
-    return reduce_plan<Policy>(detail::one_shot_t{}, comm, root, dimension(in), policy)
-        .reduce(in, std::forward<Out>(out), op);
+    if constexpr (detail::checked_call<In, Out, Op>())
+        return reduce_plan<Policy>(detail::one_shot_t{}, comm, root, dimension(in), policy)
+            .reduce(in, std::forward<Out>(out), op);
+    else
+        return {};
 }
 
 } // namespace sparse_reduce

@@ -62,6 +62,7 @@
 #include "../op/builtin.hpp"
 #include "../repr/representation.hpp"
 #include "../report.hpp"
+#include "call_check.hpp"
 
 namespace sparse_reduce {
 
@@ -274,13 +275,11 @@ struct cut_input {
     }
 };
 
-} // namespace detail
-
 template <representation In, index_value_representation Out, class Op>
     requires std::same_as<value_type_of<In>, value_type_of<Out>> && associative_op<Op, value_type_of<In>> &&
              std::is_trivially_copyable_v<value_type_of<In>>
-std::vector<std::size_t> reduce_scatter(const boost::mpi::communicator& comm, const In& in, Out&& out, const Op& op,
-                                        std::span<const std::size_t> ranges = {})
+std::vector<std::size_t> reduce_scatter_checked(const boost::mpi::communicator& comm, const In& in, Out& out,
+                                                const Op& op, std::span<const std::size_t> ranges)
 {
     using T = value_type_of<In>;
     detail::require_intracommunicator(MPI_Comm(comm), "reduce_scatter");
@@ -310,6 +309,19 @@ std::vector<std::size_t> reduce_scatter(const boost::mpi::communicator& comm, co
     report ignored;
     cut.scatter_and_fold(pc, dim, out, op, used, id, ignored);
     return used;
+}
+
+} // namespace detail
+
+// Any argument types: a wrong one fails in checked_call, with a message that names the fix.
+template <class In, class Out, class Op>
+std::vector<std::size_t> reduce_scatter(const boost::mpi::communicator& comm, const In& in, Out&& out, const Op& op,
+                                        std::span<const std::size_t> ranges = {})
+{
+    if constexpr (detail::checked_call<In, Out, Op, detail::value_rule::trivially_copyable, true>())
+        return detail::reduce_scatter_checked(comm, in, out, op, ranges);
+    else
+        return {};
 }
 
 } // namespace sparse_reduce

@@ -2,6 +2,7 @@
 // The communicator a collective is handed, and the library's own duplicate
 // of it.
 //
+//   require_mpi_running()                  throws unless MPI is initialised and not finalised
 //   require_intracommunicator(comm, who)   throws unless comm is an intracommunicator
 //   attached<S>(comm, make)                comm's S, made on first use and kept as
 //                                          an MPI attribute of comm (freed with
@@ -25,8 +26,24 @@ namespace sparse_reduce::detail {
 // ranks and collectives mean the remote group, so its result would be
 // meaningless. Throws sparse_reduce::error on every rank that passes one
 // (all of them, for a collective call), before anything is sent.
+// Before any other MPI call: without it Open MPI aborts the process instead.
+// Run where a communicator is first seen (require_intracommunicator, and so
+// attached's slow path), not per call: Open MPI 4.1's MPI_Initialized and
+// MPI_Finalized take a mutex and run hooks, about 120 instructions together.
+// Calls after MPI_Finalize are still checked: it deletes the attributes
+// attached() keeps, which drops the per-thread cache (test/standalone/).
+inline void require_mpi_running()
+{
+    int initialized = 0, finalized = 0;
+    MPI_Initialized(&initialized);
+    MPI_Finalized(&finalized);
+    if (!initialized || finalized)
+        fail("MPI is not initialised: create a boost::mpi::environment (or call MPI_Init) before any collective");
+}
+
 inline void require_intracommunicator(MPI_Comm comm, const char* who = "sparse_reduce")
 {
+    require_mpi_running();
     if (comm == MPI_COMM_NULL) fail(std::string(who) + ": the communicator is MPI_COMM_NULL");
     int inter = 0;
     MPI_Comm_test_inter(comm, &inter);
@@ -46,11 +63,6 @@ int attribute_keyval()
 {
     static int keyval = MPI_KEYVAL_INVALID;
     if (keyval == MPI_KEYVAL_INVALID) {
-        int initialized = 0, finalized = 0;
-        MPI_Initialized(&initialized);
-        MPI_Finalized(&finalized);
-        if (!initialized || finalized)
-            fail("MPI is not initialised: create a boost::mpi::environment (or call MPI_Init) before any collective");
         auto destroy = [](MPI_Comm, int, void* attr, void*) -> int {
             attached_generation<S>.fetch_add(1, std::memory_order_acq_rel);
             delete static_cast<S*>(attr);
@@ -78,8 +90,8 @@ S& attached(MPI_Comm user, Make&& make)
     const std::uint64_t generation = attached_generation<S>.load(std::memory_order_acquire);
     if (user == last.comm && generation == last.generation && user != MPI_COMM_NULL) return *last.state;
 
+    require_intracommunicator(user); // first: is MPI initialised (else Open MPI aborts)
     const int keyval = attribute_keyval<S>();
-    require_intracommunicator(user);
     void* attr = nullptr;
     int found = 0;
     MPI_Comm_get_attr(user, keyval, &attr, &found);

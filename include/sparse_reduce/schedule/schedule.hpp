@@ -27,6 +27,7 @@ struct schedule {
     std::size_t segment_bytes = 0;
     wire::format format = wire::adaptive;
     std::string selection; // how policy::automatic chose it; empty for a fixed policy
+    std::string reason;    // why this tree, in words (report::reason)
 
     std::size_t windows() const { return (dimension + window - 1) / window; }
 };

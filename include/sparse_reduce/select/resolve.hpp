@@ -33,7 +33,9 @@ schedule resolve_schedule(const Policy& policy, int size, int root, bool commuta
     wire::format format = policy.wire;
     std::vector<tree> trees;
     std::string selection;
+    std::string reason = "the policy names this tree";
     if constexpr (std::is_same_v<Policy, policy::optimal_binary>) {
+        reason = "optimal binary tree: built for the ranks' entry counts";
         trees = {optimal_binary_tree(nnz, static_cast<double>(dimension), root, commutative, {.model = policy.model}).t};
     } else if constexpr (std::is_same_v<Policy, policy::automatic>) {
         if (policy.sparsity)
@@ -45,17 +47,21 @@ schedule resolve_schedule(const Policy& policy, int size, int root, bool commuta
         segment = ch.segment_bytes;
         format = ch.wire;
         selection = "automatic: " + describe(ch);
+        reason = ch.reason;
     } else if constexpr (std::is_same_v<Policy, policy::k_ary>) {
         const int k = policy.k > 0 ? policy.k : model_k(stats, current_tuning().machine);
+        if (policy.k <= 0) reason = "k-ary tree: k chosen by the cost model";
         trees = algorithm_trees(algorithm::k_ary, k, size, root, commutative);
     } else if constexpr (tree_table_policy<Policy>) {
         trees = algorithm_trees(algorithm_of<Policy>, 0, size, root, commutative);
     } else { // a reduce_policy of the caller's own: the binomial tree
+        reason = "binomial tree: the default for a policy of the caller's own";
         trees = algorithm_trees(algorithm::binomial, 0, size, root, commutative);
     }
     schedule s = make_schedule(std::move(trees), dimension, value_bytes, segment ? segment : default_segment_bytes,
                                format);
     s.selection = std::move(selection);
+    s.reason = std::move(reason);
     return s;
 }
 

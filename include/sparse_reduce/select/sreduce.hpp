@@ -65,7 +65,8 @@ struct choice {
     wire::format wire = wire::adaptive;
     std::size_t segment_bytes = 0;
     double predicted = 0; // modelled seconds
-    std::string rule;     // why
+    std::string rule;     // why, in the rule's symbols, e.g. "C < T_c (small vector)"
+    std::string reason;   // why, in words, e.g. "binomial tree: the vector is small, so latency decides"
 };
 
 namespace detail {
@@ -121,7 +122,7 @@ inline choice best_segment(const call_stats& c, const cost_model& model, algorit
     m.merge = c.distribution;
     const merged_size_fn merged(c.entries, static_cast<double>(c.dimension), c.distribution);
     auto trees = detail::algorithm_trees(a, k, c.ranks, root, true);
-    choice best{a, k, wire, 0, std::numeric_limits<double>::infinity(), {}};
+    choice best{a, k, wire, 0, std::numeric_limits<double>::infinity(), {}, {}};
     auto consider = [&](std::size_t seg) {
         const double t = predicted_time(detail::make_schedule(trees, c.dimension, c.value_bytes, seg, wire), c.load(), m, merged);
         if (t < (best.segment_bytes ? model_win_factor : 1.0) * best.predicted) {
@@ -144,11 +145,13 @@ inline choice sreduce(const call_stats& c, const tuning& tune, wire::format wire
     if (bytes < th.small_bytes) {
         choice ch = best_segment(c, tune.machine, algorithm::binomial, 0, wire, segment_bytes);
         ch.rule = "C < T_c (small vector)";
+        ch.reason = "binomial tree: the vector is small, so latency decides";
         return ch;
     }
     if (bytes < th.sparse_bytes && c.sparsity() > th.sparsity && c.ranks < (zipf ? th.ranks_zipf : th.ranks_uniform)) {
         choice ch = best_segment(c, tune.machine, algorithm::binomial, 0, wire, segment_bytes);
         ch.rule = std::string("C < T_s^c, S > T_s, P < ") + (zipf ? "T_z^p (sparse, zipf)" : "T_u^p (sparse, uniform)");
+        ch.reason = "binomial tree: the data is sparse and the ranks few";
         return ch;
     }
     // In order of simplicity: a later tree must win by more than the
@@ -164,6 +167,8 @@ inline choice sreduce(const call_stats& c, const tuning& tune, wire::format wire
             if (ch.predicted < model_win_factor * best.predicted) best = ch;
         }
     best.rule = "model (no threshold rule fits)";
+    best.reason = to_string(best.algo) + std::string(": the cost model predicts it fastest for this size, "
+                                                     "sparsity and number of ranks");
     return best;
 }
 

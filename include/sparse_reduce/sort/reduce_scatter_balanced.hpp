@@ -72,13 +72,11 @@ inline std::vector<std::size_t> ranges_from_splitters(MPI_Comm pc, std::span<con
     return r;
 }
 
-} // namespace detail
-
 template <representation In, index_value_representation Out, class Op>
     requires std::same_as<value_type_of<In>, value_type_of<Out>> && associative_op<Op, value_type_of<In>> &&
              std::is_trivially_copyable_v<value_type_of<In>>
-std::vector<std::size_t> reduce_scatter_balanced(const boost::mpi::communicator& comm, const In& in, Out&& out,
-                                                 const Op& op, double tolerance = 0.02)
+std::vector<std::size_t> reduce_scatter_balanced_checked(const boost::mpi::communicator& comm, const In& in,
+                                                         Out& out, const Op& op, double tolerance)
 {
     using T = value_type_of<In>;
     detail::require_intracommunicator(MPI_Comm(comm), "reduce_scatter_balanced");
@@ -116,7 +114,20 @@ std::vector<std::size_t> reduce_scatter_balanced(const boost::mpi::communicator&
     const auto fine = find_splitters(comm, std::span<const std::uint64_t>(distinct), P, tolerance);
     const auto ranges = detail::ranges_from_splitters(pc, distinct, fine.splitters, dim);
     // 4. the values
-    return reduce_scatter(comm, in, std::forward<Out>(out), op, ranges);
+    return reduce_scatter(comm, in, out, op, ranges);
+}
+
+} // namespace detail
+
+// Any argument types: a wrong one fails in checked_call, with a message that names the fix.
+template <class In, class Out, class Op>
+std::vector<std::size_t> reduce_scatter_balanced(const boost::mpi::communicator& comm, const In& in, Out&& out,
+                                                 const Op& op, double tolerance = 0.02)
+{
+    if constexpr (detail::checked_call<In, Out, Op, detail::value_rule::trivially_copyable, true>())
+        return detail::reduce_scatter_balanced_checked(comm, in, out, op, tolerance);
+    else
+        return {};
 }
 
 } // namespace sparse_reduce

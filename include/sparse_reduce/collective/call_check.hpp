@@ -1,0 +1,73 @@
+#pragma once
+// Compile-time checks of a collective's arguments, each failing with a
+// sentence that names the fix (issue 17). The public entry points take any
+// argument types and call checked_call first: a mistake then ends in one of
+// these messages rather than in the last line of a concept's diagnostics,
+// in internal names. Valid calls compile exactly as before.
+
+#include <concepts>
+#include <type_traits>
+
+#include "../op/associative_op.hpp"
+#include "../repr/representation.hpp"
+#include "../wire/block.hpp"
+
+namespace sparse_reduce::detail {
+
+// Its name carries the two value types into the compiler's "in instantiation
+// of" line, e.g. in_and_out_value_types<double, float>.
+template <class InValue, class OutValue>
+struct in_and_out_value_types {
+    static constexpr bool same = std::same_as<InValue, OutValue>;
+    static_assert(same, "in and out hold different value types (named in in_and_out_value_types<in, out>)");
+};
+
+enum class value_rule {
+    wire,               // trivially copyable, aligned to at most 8 bytes (reduce, allreduce)
+    trivially_copyable, // reduce_scatter's
+};
+
+// True when (in, out, op) is a valid call; otherwise a static_assert names
+// the first problem and the caller compiles nothing more. Out must be a
+// sparse (index/value) vector where index_value_out is set.
+template <class In, class Out, class Op, value_rule Rule = value_rule::wire, bool index_value_out = false>
+constexpr bool checked_call()
+{
+    constexpr bool has_representation = representation<In> && representation<Out>;
+    if constexpr (!has_representation) {
+        static_assert(has_representation,
+                      "no representation for this type: include <sparse_reduce/repr/eigen.hpp> or the umbrella "
+                      "header <sparse_reduce/sparse_reduce.hpp>");
+        return false;
+    } else if constexpr (!in_and_out_value_types<value_type_of<In>, value_type_of<Out>>::same) {
+        return false;
+    } else {
+        using T = value_type_of<In>;
+        constexpr bool value_ok =
+            Rule == value_rule::wire ? wire::wire_value<T> : std::is_trivially_copyable_v<T>;
+        constexpr bool has_identity = requires(const Op& op) {
+            { identity_element<Op, T>::value(op) } -> std::convertible_to<T>;
+        };
+        if constexpr (index_value_out && !index_value_representation<Out>) {
+            static_assert(index_value_representation<Out>,
+                          "out must be a sparse vector (index_value_vector or Eigen::SparseVector)");
+            return false;
+        } else if constexpr (!value_ok) {
+            static_assert(value_ok, "the value type is not a wire value: it must be trivially copyable and aligned "
+                                    "to at most 8 bytes (alignof <= 8)");
+            return false;
+        } else if constexpr (!has_identity) {
+            static_assert(has_identity, "no identity for this operation: give it identity() or wrap it with "
+                                        "sparse_reduce::make_op(f, identity, commutative)");
+            return false;
+        } else if constexpr (!associative_op<Op, T>) {
+            static_assert(associative_op<Op, T>, "the operation must be copyable and callable as op(a, b) on two "
+                                                 "values of the vectors' value type, returning that type");
+            return false;
+        } else {
+            return true;
+        }
+    }
+}
+
+} // namespace sparse_reduce::detail
