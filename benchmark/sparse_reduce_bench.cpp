@@ -72,6 +72,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <span>
 #include <sstream>
 #include <string>
@@ -452,26 +453,57 @@ int run_cell(const boost::mpi::communicator& world, const options& o, Op op, MPI
     run_policy("automatic", sr::policy::automatic{});
 
     // ---- the one-shot call on Eigen vectors, as a new user writes it: a plan per call ----
-    auto run_oneshot = [&](const std::string& name, auto policy) {
-        const std::string eigen_name = "oneshot " + name + " [Eigen]";
-        if (!wanted(eigen_name)) return;
-        Eigen::SparseVector<T> out; // a user's loop reuses it
-        sr::report rep;
-        const auto t = time([&] { rep = sr::reduce(world, eigen_in, out, op, root, policy); });
-        using index = typename Eigen::SparseVector<T>::StorageIndex;
-        const auto nnz = static_cast<std::size_t>(out.nonZeros());
-        record(eigen_name, used_wire(rep.algorithm, policy.wire), t, rep.bytes_sent, rep.messages_sent,
-               me != root || close(densify<T>(n, std::span<const index>(out.innerIndexPtr(), nnz),
-                                               std::span<const T>(out.valuePtr(), nnz)),
-                                   want));
-    };
-    run_oneshot("automatic", sr::policy::automatic{});
-    run_oneshot("binomial", sr::policy::binomial{});
-    run_oneshot("k_ary", sr::policy::k_ary{});
-    run_oneshot("binary", sr::policy::binary{});
-    run_oneshot("chain", sr::policy::chain{});
-    run_oneshot("optimal_binary", sr::policy::optimal_binary{});
-    run_oneshot("two_tree", sr::policy::two_tree{});
+    // Timed in interleaved rounds (bench::time_interleaved): at P = 2 every
+    // policy runs the same tree, and rows timed one after another were
+    // ranked by how far the branch predictor had learned the root's merge.
+    {
+        struct oneshot_row {
+            std::string name;
+            sr::wire::format wire;
+            std::function<void()> call;
+            Eigen::SparseVector<T> out; // a user's loop reuses it
+            sr::report rep;
+            long faults = 0;
+        };
+        std::vector<std::unique_ptr<oneshot_row>> os;
+        auto add_oneshot = [&](const std::string& name, auto policy) {
+            const std::string eigen_name = "oneshot " + name + " [Eigen]";
+            if (!wanted(eigen_name)) return;
+            auto r = std::make_unique<oneshot_row>();
+            oneshot_row* x = r.get();
+            x->name = eigen_name;
+            x->wire = policy.wire;
+            x->call = [&, x, policy] { x->rep = sr::reduce(world, eigen_in, x->out, op, root, policy); };
+            os.push_back(std::move(r));
+        };
+        add_oneshot("automatic", sr::policy::automatic{});
+        add_oneshot("binomial", sr::policy::binomial{});
+        add_oneshot("k_ary", sr::policy::k_ary{});
+        add_oneshot("binary", sr::policy::binary{});
+        add_oneshot("chain", sr::policy::chain{});
+        add_oneshot("optimal_binary", sr::policy::optimal_binary{});
+        add_oneshot("two_tree", sr::policy::two_tree{});
+        std::vector<std::function<void()>> calls;
+        for (const auto& x : os) calls.push_back([x = x.get()] {
+            const long before = minor_faults();
+            x->call();
+            x->faults += minor_faults() - before;
+        });
+        for (int i = 0; i < o.warmup; ++i)
+            for (const auto& x : os) x->call();
+        const auto ts = bench::time_interleaved(world, 0, o.reps, calls);
+        for (std::size_t k = 0; k < os.size(); ++k) {
+            auto& x = *os[k];
+            using index = typename Eigen::SparseVector<T>::StorageIndex;
+            const auto nnz = static_cast<std::size_t>(x.out.nonZeros());
+            const double faults = static_cast<double>(x.faults) / std::max(1, o.reps);
+            record(x.name, used_wire(x.rep.algorithm, x.wire), timing{ts[k], faults}, x.rep.bytes_sent,
+                   x.rep.messages_sent,
+                   me != root || close(densify<T>(n, std::span<const index>(x.out.innerIndexPtr(), nnz),
+                                                  std::span<const T>(x.out.valuePtr(), nnz)),
+                                       want));
+        }
+    }
     if (wanted("oneshot automatic [span drop-in]")) {
         std::vector<T> out(n);
         sr::report rep;

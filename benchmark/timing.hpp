@@ -48,6 +48,34 @@ inline stats time_collective(MPI_Comm comm, int warmup, int reps, const std::fun
     return summarize(t);
 }
 
+// Times several collectives in interleaved rounds, each round running every
+// f once (each timed as in time_collective), so that every f sees the same
+// state of the machine. Rows that run the same code must not be ranked by
+// their order: the root's merge gets faster over hundreds of calls as the
+// branch predictor learns repeated supports (doc/benchmarks.md). after(k)
+// runs after each call of fs[k], untimed.
+inline std::vector<stats> time_interleaved(MPI_Comm comm, int warmup, int reps,
+                                           const std::vector<std::function<void()>>& fs,
+                                           const std::function<void(std::size_t)>& after = {})
+{
+    for (int i = 0; i < warmup; ++i)
+        for (const auto& f : fs) f();
+    std::vector<std::vector<double>> t(fs.size());
+    for (int i = 0; i < reps; ++i)
+        for (std::size_t k = 0; k < fs.size(); ++k) {
+            MPI_Barrier(comm);
+            const double start = MPI_Wtime();
+            fs[k]();
+            double mine = MPI_Wtime() - start, slowest = 0;
+            MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm);
+            t[k].push_back(slowest);
+            if (after) after(k);
+        }
+    std::vector<stats> s;
+    for (auto& v : t) s.push_back(summarize(std::move(v)));
+    return s;
+}
+
 // The fixed policies automatic is compared with: a policy per row of the
 // tree table (select/tree_table.hpp), k_ary with k = fixed_k.
 inline constexpr int fixed_k = 4;
