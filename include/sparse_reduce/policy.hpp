@@ -65,7 +65,9 @@ struct two_tree {
 // Sreduce (select/sreduce.hpp): tree and segment size chosen per call from
 // P, C, S and D and the machine's tuning. One small allreduce (entries,
 // dimension, where entries fall) gives every rank the same view; a plan
-// repeats it every remeasure_every calls, a one-shot reduce every call.
+// repeats it every remeasure_every calls, a one-shot reduce every call (a
+// dense input's counts, a pass over it, are kept between one-shot calls in
+// the same way, recounted early when a 1/32 sample says the data changed).
 // Hints override the measured S and D.
 struct automatic {
     wire::format wire = wire::adaptive;

@@ -181,3 +181,36 @@ BOOST_AUTO_TEST_CASE(freed_communicators_leave_no_remembered_state)
         MPI_Comm_free(&raw);
     }
 }
+
+// One-shot calls on a dense input keep their last statistics (counting them
+// is a pass over the input) and recount when a sample says the data
+// changed. Every result against the serial fold; after each change of
+// density the choice is the one a communicator with no history makes.
+BOOST_AUTO_TEST_CASE(one_shot_dense_calls_recount_when_the_data_changes)
+{
+    auto& comm = world();
+    constexpr std::size_t n = std::size_t{1} << 18; // above the sample's minimum
+    const boost::mpi::communicator fresh_parent(comm, boost::mpi::comm_duplicate);
+    auto input = [&](int percent_per_mille) {
+        std::vector<double> v(n, 0.0);
+        std::mt19937_64 rng(static_cast<unsigned>(comm.rank()) * 7 + static_cast<unsigned>(percent_per_mille));
+        for (auto& x : v)
+            if (static_cast<int>(rng() % 1000) < percent_per_mille) x = static_cast<double>(rng() % 8 + 1);
+        return v;
+    };
+    for (const int per_mille : {1, 1000, 1, 100, 1000}) {
+        const auto in = input(per_mille);
+        std::vector<double> out(n), want(n, 0.0);
+        boost::mpi::reduce(comm, in.data(), static_cast<int>(n), want.data(), std::plus<double>{}, 0);
+        sr::report rep;
+        for (int call = 0; call < 3; ++call) {
+            rep = sr::reduce(comm, std::span<const double>(in), std::span<double>(out), std::plus<>{}, 0);
+            BOOST_TEST(all_ok(comm.rank() != 0 || out == want), per_mille << " per mille, call " << call);
+        }
+        // a new duplicate each time: no memo, so it counts
+        const boost::mpi::communicator fresh(fresh_parent, boost::mpi::comm_duplicate);
+        const sr::report first =
+            sr::reduce(fresh, std::span<const double>(in), std::span<double>(out), std::plus<>{}, 0);
+        BOOST_TEST(rep.algorithm.str() == first.algorithm.str(), per_mille << " per mille");
+    }
+}

@@ -6,6 +6,7 @@
 #include <sparse_reduce/model/k_ary.hpp>
 #include <sparse_reduce/model/merged_size.hpp>
 #include <sparse_reduce/schedule/predict.hpp>
+#include <sparse_reduce/select/call_stats.hpp>
 #include <sparse_reduce/select/sreduce.hpp>
 #include <sparse_reduce/select/tuning.hpp>
 
@@ -227,6 +228,31 @@ BOOST_AUTO_TEST_CASE(tuning_file_round_trip_and_errors)
     sr::tuning wide;
     wide.limits.ranks_uniform = 4096;
     BOOST_TEST(sr::sreduce(stats(512, 1 << 20, 0.001), wide).rule.find("uniform") != std::string::npos);
+}
+
+// A one-shot call's kept statistics of a dense input: reused for `every`
+// calls while the sample stays within 2x, recounted otherwise.
+BOOST_AUTO_TEST_CASE(dense_statistics_are_kept_while_the_sample_fits)
+{
+    sr::detail::dense_stats_memo m;
+    BOOST_TEST(!m.fits(100, 4)); // nothing kept yet
+    sr::detail::local_summary l;
+    l.entries = 100;
+    m.keep(l, 100);
+    BOOST_TEST(m.fits(150, 4));
+    BOOST_TEST(m.fits(60, 4));
+    BOOST_TEST(m.fits(199, 4));
+    BOOST_TEST(!m.fits(100, 4)); // the 4th call after counting recounts
+    m.keep(l, 100);
+    BOOST_TEST(!m.fits(203, 4)); // more than twice
+    m.keep(l, 100);
+    BOOST_TEST(!m.fits(49, 4)); // less than half
+    m.keep(l, 0);
+    BOOST_TEST(m.fits(1, 4)); // an all-identity sample and one entry: (0 + 1) vs (1 + 1)
+    BOOST_TEST(!m.fits(-1, 4)); // no sample (a small input): always counted
+    m.keep(l, 100);
+    BOOST_TEST(!m.fits(100, 0)); // remeasure_every = 0: every call
+    BOOST_TEST(m.local.entries == 100.0);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

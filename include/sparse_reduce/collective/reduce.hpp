@@ -91,6 +91,7 @@ struct selection_key {
 struct selection_memo {
     unsigned calls_since_measure[2] = {0, 0};
     std::optional<std::pair<selection_key, schedule>> cache[2];
+    dense_stats_memo dense_stats; // one-shot calls on dense inputs
     // the report's text for the schedule last described (built once per schedule)
     const schedule* described = nullptr;
     bool described_whole = false;
@@ -235,6 +236,19 @@ private:
             commutative, sizeof(T),
             [&]() -> const detail::local_summary& {
                 try {
+                    if constexpr (repr_traits<std::remove_cvref_t<In>>::kind == repr_kind::dense) {
+                        if (one_shot_ && count) {
+                            const double sample = detail::sampled_entries(in, dimension_, id);
+                            auto& kept = memo_->dense_stats;
+                            if (kept.fits(sample, detail::remeasure_interval(policy()))) {
+                                counts = {{}, kept.local};
+                            } else {
+                                counts = detail::count_locally(in, dimension_, id, true);
+                                kept.keep(counts.stats, sample);
+                            }
+                            return counts.stats;
+                        }
+                    }
                     counts = detail::count_locally(in, dimension_, id, count);
                 } catch (...) {
                     local_failure = detail::unprefixed(detail::current_exception_text());
