@@ -236,20 +236,7 @@ private:
             commutative, sizeof(T),
             [&]() -> const detail::local_summary& {
                 try {
-                    if constexpr (repr_traits<std::remove_cvref_t<In>>::kind == repr_kind::dense) {
-                        if (one_shot_ && count) {
-                            const double sample = detail::sampled_entries(in, dimension_, id);
-                            auto& kept = memo_->dense_stats;
-                            if (kept.fits(sample, detail::remeasure_interval(policy()))) {
-                                counts = {{}, kept.local};
-                            } else {
-                                counts = detail::count_locally(in, dimension_, id, true);
-                                kept.keep(counts.stats, sample);
-                            }
-                            return counts.stats;
-                        }
-                    }
-                    counts = detail::count_locally(in, dimension_, id, count);
+                    counts = count_input(in, id, count);
                 } catch (...) {
                     local_failure = detail::unprefixed(detail::current_exception_text());
                     counts = {{}, detail::local_stats(0, dimension_, false, {}, 1)};
@@ -293,6 +280,25 @@ private:
         if constexpr (RO::kind != repr_kind::dense)
             if (destination) program.write_sparse_output(out, dimension_, id);
         return rep;
+    }
+
+    // This rank's statistics for a call that measures (count), else its
+    // entries as stored. A one-shot call keeps a dense input's counts
+    // between counts (select/call_stats.hpp, dense_stats_memo).
+    template <class In, class T>
+    detail::local_counts count_input(const In& in, const T& id, bool count)
+    {
+        if constexpr (repr_traits<std::remove_cvref_t<In>>::kind == repr_kind::dense) {
+            if (one_shot_ && count) {
+                const double sample = detail::sampled_entries(in, dimension_, id);
+                auto& kept = memo_->dense_stats;
+                if (kept.fits(sample, detail::remeasure_interval(policy()))) return {{}, kept.local};
+                detail::local_counts counts = detail::count_locally(in, dimension_, id, true);
+                kept.keep(counts.stats, sample);
+                return counts;
+            }
+        }
+        return detail::count_locally(in, dimension_, id, count);
     }
 
     // Whether this rank's windows need its input's entry counts. A dense
