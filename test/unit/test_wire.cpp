@@ -3,6 +3,7 @@
 #include "../support/reference.hpp"
 
 #include <cstdint>
+#include <bit>
 #include <cstring>
 #include <functional>
 #include <vector>
@@ -34,10 +35,10 @@ std::vector<T> decode_dense(std::span<const std::byte> bytes, std::size_t len, c
 }
 
 template <class T, class Op>
-void check_formats(std::size_t len, double density, const Op& op, std::mt19937_64& rng)
+void check_formats_of(const std::vector<T>& x, double density, const Op& op)
 {
+    const std::size_t len = x.size();
     const T id = sr::identity<T>(op);
-    const auto x = random_dense<T>(rng, len, density, op);
     std::size_t sizes[4] = {};
     for (auto f : {sw::format::dense, sw::format::index_value, sw::format::rle, sw::format::adaptive}) {
         if (f == sw::format::rle && !sr::rle_value<T>) continue;
@@ -66,9 +67,46 @@ void check_formats(std::size_t len, double density, const Op& op, std::mt19937_6
     BOOST_TEST(adaptive <= sw::header_bytes + sw::padded(len * sizeof(T)));
 }
 
+template <class T, class Op>
+void check_formats(std::size_t len, double density, const Op& op, std::mt19937_64& rng)
+{
+    check_formats_of(random_dense<T>(rng, len, density, op), density, op);
+}
+
+// Dense data with stretches of identities of random lengths, and values
+// that look like RLE markers (negative NaNs with a payload), which need an
+// escape word: the dense-source encoder's branch-free counts must come out
+// as the entry stream's, in every format (issue 15's one-pass leaf).
+template <class T>
+std::vector<T> stretches_and_markers(std::mt19937_64& rng, std::size_t len, double identity_share, bool markers)
+{
+    std::vector<T> x(len);
+    using L = sr::detail::rle::layout<T>;
+    const T marker = std::bit_cast<T>(static_cast<typename L::bits>(L::marker_mask | 3));
+    for (std::size_t i = 0; i < len;) {
+        const std::size_t run = 1 + rng() % 40;
+        const bool gap = std::uniform_real_distribution<double>(0, 1)(rng) < identity_share;
+        for (std::size_t k = i; k < std::min(len, i + run); ++k)
+            x[k] = gap ? T(0) : markers && rng() % 7 == 0 ? marker : static_cast<T>(1 + rng() % 100);
+        i += run;
+    }
+    return x;
+}
+
 } // namespace
 
 BOOST_AUTO_TEST_SUITE(wire)
+
+BOOST_AUTO_TEST_CASE(dense_sources_encode_as_entry_streams)
+{
+    std::mt19937_64 rng(13);
+    for (std::size_t len : {1u, 31u, 32u, 33u, 1000u, 16384u, 65536u})
+        for (double share : {0.0, 0.01, 0.1, 0.3, 0.6})
+            for (bool markers : {false, true}) {
+                check_formats_of(stretches_and_markers<double>(rng, len, share, markers), 1 - share, std::plus<>{});
+                check_formats_of(stretches_and_markers<float>(rng, len, share, markers), 1 - share, std::plus<>{});
+            }
+}
 
 BOOST_AUTO_TEST_CASE(every_format_round_trips)
 {

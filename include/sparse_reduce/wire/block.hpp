@@ -117,6 +117,33 @@ std::size_t rle_gap_words(std::size_t gap, const T& id)
     }
 }
 
+// The costs of p[i, len) of a block most of whose elements are entries,
+// added to s, branch-free (x | -x has its top bit set iff x != 0, so the
+// loops vectorise even on plain SSE2). p[i - 1], if any, is an entry, so a
+// stretch of identities starts at k when p[k] is an identity after a value.
+// The stretches are counted only where there are identities: for a block
+// with none (a fully dense window) that is half the work.
+template <rle_value T>
+void count_dense_rest(const T* p, std::size_t i, std::size_t len, const T& id, block_stats<T>& s)
+{
+    using L = sparse_reduce::detail::rle::layout<T>;
+    using B = typename L::bits;
+    constexpr int top = sizeof(B) * 8 - 1;
+    const B idb = std::bit_cast<B>(id);
+    auto nonzero = [](B x) { return static_cast<B>((x | (B(0) - x)) >> top); };
+    auto value_at = [&](std::size_t k) { return nonzero(std::bit_cast<B>(p[k]) ^ idb); };
+    B entries = 0, runs = 0, escapes = 0;
+    for (std::size_t k = i; k < len; ++k) {
+        const B b = std::bit_cast<B>(p[k]);
+        entries += value_at(k);
+        escapes += (B(1) - nonzero(~b & L::marker_mask)) & nonzero(b & L::mantissa);
+    }
+    if (entries < len - i)
+        for (std::size_t k = i; k < len; ++k) runs += (B(1) - value_at(k)) & (k == i ? B(1) : value_at(k - 1));
+    s.entries += entries;
+    s.rle_words += entries + escapes + runs;
+}
+
 template <class T, class Reader>
 block_stats<T> measure(Reader r, std::size_t len, const T& id)
 {
@@ -127,10 +154,8 @@ block_stats<T> measure(Reader r, std::size_t len, const T& id)
         // entries, count the rest branch-free (x | -x has its top bit set iff
         // x != 0, so the loop vectorises even on plain SSE2).
         using L = sparse_reduce::detail::rle::layout<T>;
-        using B = typename L::bits;
         if (len <= L::max_run && !sparse_reduce::detail::rle::is_marker(id)) {
             const T* p = r.source().data();
-            const B idb = std::bit_cast<B>(id);
             std::size_t i = 0;
             while (i < len && 8 * s.entries < len) {
                 const std::size_t j = sparse_reduce::detail::find_non_identity(p, i, len, id);
@@ -140,19 +165,7 @@ block_stats<T> measure(Reader r, std::size_t len, const T& id)
                 s.rle_words += 1 + sparse_reduce::detail::rle::is_marker(p[j]);
                 i = j + 1;
             }
-            constexpr int top = sizeof(B) * 8 - 1;
-            auto nonzero = [](B x) { return static_cast<B>((x | (B(0) - x)) >> top); };
-            auto value_at = [&](std::size_t k) { return nonzero(std::bit_cast<B>(p[k]) ^ idb); };
-            B entries = 0, runs = 0, escapes = 0;
-            for (std::size_t k = i; k < len; ++k) {
-                const B b = std::bit_cast<B>(p[k]);
-                entries += value_at(k);
-                escapes += (B(1) - nonzero(~b & L::marker_mask)) & nonzero(b & L::mantissa);
-            }
-            // p[i - 1] was an entry, so a stretch starts at k when p[k] is an identity after a value
-            for (std::size_t k = i; k < len; ++k) runs += (B(1) - value_at(k)) & (k == i ? B(1) : value_at(k - 1));
-            s.entries += entries;
-            s.rle_words += entries + escapes + runs;
+            count_dense_rest(p, i, len, id, s);
             return s;
         }
     } else if constexpr (requires { r.source(); }) {
@@ -258,7 +271,7 @@ struct dense_scan {
 // one vectorised test, so a sparse block reads at memory speed. The RLE cost
 // then comes from the gathered entries (a stretch of identities before each
 // gap). Where the block turns out dense (over 5/8 entries after its first
-// eighth) gathering stops and measure() counts the block instead, as before.
+// eighth) gathering stops and count_dense_rest counts the block instead.
 template <rle_value T, class Offset>
 dense_scan<T> scan_dense_source(const T* p, std::size_t len, const T& id, std::size_t capacity_entries,
                                 std::byte* out)
@@ -277,7 +290,7 @@ dense_scan<T> scan_dense_source(const T* p, std::size_t len, const T& id, std::s
         for (std::size_t q = k; q < end; ++q) any |= std::bit_cast<B>(p[q]) ^ idb;
         if (!any) continue;
         if (n + (end - k) > capacity_entries || (8 * end >= len && 8 * n > 5 * end)) {
-            r.stats = measure<T>(sparse_reduce::detail::dense_reader<T>({p, len}, id), len, id);
+            count_dense_rest(p, 0, len, id, r.stats); // dense enough: branch-free from the start
             return r;
         }
         for (std::size_t q = k; q < end; ++q) {
