@@ -52,24 +52,26 @@ inline stats time_collective(MPI_Comm comm, int warmup, int reps, const std::fun
 // f once (each timed as in time_collective), so that every f sees the same
 // state of the machine. Rows that run the same code must not be ranked by
 // their order: the root's merge gets faster over hundreds of calls as the
-// branch predictor learns repeated supports (doc/benchmarks.md). after(k)
-// runs after each call of fs[k], untimed.
+// branch predictor learns repeated supports (doc/benchmarks.md). Each timed
+// call of fs[k] follows `settle` untimed calls of it: a one-shot reduce keeps
+// the last call's policy in the communicator's cache, so a row's first call
+// after another row's rebuilds it (about 1.5 us), which a user's loop with
+// one policy never does.
 inline std::vector<stats> time_interleaved(MPI_Comm comm, int warmup, int reps,
-                                           const std::vector<std::function<void()>>& fs,
-                                           const std::function<void(std::size_t)>& after = {})
+                                           const std::vector<std::function<void()>>& fs, int settle = 0)
 {
     for (int i = 0; i < warmup; ++i)
         for (const auto& f : fs) f();
     std::vector<std::vector<double>> t(fs.size());
     for (int i = 0; i < reps; ++i)
         for (std::size_t k = 0; k < fs.size(); ++k) {
+            for (int j = 0; j < settle; ++j) fs[k]();
             MPI_Barrier(comm);
             const double start = MPI_Wtime();
             fs[k]();
             double mine = MPI_Wtime() - start, slowest = 0;
             MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm);
             t[k].push_back(slowest);
-            if (after) after(k);
         }
     std::vector<stats> s;
     for (auto& v : t) s.push_back(summarize(std::move(v)));
