@@ -14,13 +14,40 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <new>
 #include <stdexcept>
 #include <random>
 #include <string>
 #include <vector>
+
+// Allocation failure on one rank (issue 14): while fail_from is non-zero,
+// this process's operator new throws std::bad_alloc for any request of at
+// least that many bytes.
+namespace {
+std::size_t fail_from = 0;
+}
+
+void* operator new(std::size_t n)
+{
+    if (fail_from != 0 && n >= fail_from) throw std::bad_alloc();
+    if (void* p = std::malloc(n ? n : 1)) return p;
+    throw std::bad_alloc();
+}
+// The replacement new above allocates with malloc, so free is the match
+// (GCC cannot see that through the replacement).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 namespace sr = sparse_reduce;
 using namespace sparse_reduce_test;
@@ -391,5 +418,58 @@ BOOST_AUTO_TEST_CASE(a_comparator_that_throws_on_one_rank)
                                     [&] { sr::histogram_sort(comm, v, less_throwing_on{victim, left, n}); },
                                     [&] { return sorts_correctly(data, ctx + ", then a correct sort"); }));
         }
+    }
+}
+
+namespace {
+// Allocations of `bytes` or more fail on this process while it lives.
+struct failing_allocations {
+    explicit failing_allocations(std::size_t bytes) { fail_from = bytes; }
+    ~failing_allocations() { fail_from = 0; }
+    failing_allocations(const failing_allocations&) = delete;
+    failing_allocations& operator=(const failing_allocations&) = delete;
+};
+} // namespace
+
+// Issue 14: a rank that cannot allocate its receive buffer in rebalance or
+// move_data makes every rank throw sparse_reduce::error naming it before any
+// item moves (before the fix it threw std::bad_alloc alone and its peers
+// waited for its messages forever), and a correct sort works afterwards.
+BOOST_AUTO_TEST_CASE(an_allocation_that_fails_on_one_rank)
+{
+    auto& comm = world();
+    if (comm.size() < 2) return; // at one rank nothing is received
+    const int victim = comm.size() - 1;
+    constexpr std::size_t limit = 4096; // bytes: every receive buffer below is larger, the bookkeeping smaller
+    auto rng = rng_for(91);
+    // rebalance: rank 0 holds everything, so every other rank receives 20000 / P ints
+    std::vector<int> data(comm.rank() == 0 ? 20000 : 5);
+    for (auto& x : data) x = static_cast<int>(rng() % 100000);
+    {
+        auto v = data;
+        const std::string ctx = "rebalance: allocations fail on rank " + std::to_string(victim);
+        BOOST_TEST(inject_fault({.context = ctx, .needles = {"rebalance failed on rank " + std::to_string(victim)},
+                                 .agreed = true},
+                                [&] {
+                                    failing_allocations guard(comm.rank() == victim ? limit : 0);
+                                    sr::rebalance(comm, v);
+                                },
+                                [&] { return sorts_correctly(data, ctx + ", then a correct sort"); }));
+    }
+    // move_data: balanced sorted data, the victim receives its bins' 3000 ints
+    std::vector<int> sorted(3000);
+    for (auto& x : sorted) x = static_cast<int>(rng() % 100000);
+    std::sort(sorted.begin(), sorted.end());
+    const auto sp = sr::find_splitters(comm, sorted, comm.size(), 0.05);
+    {
+        auto v = sorted;
+        const std::string ctx = "move_data: allocations fail on rank " + std::to_string(victim);
+        BOOST_TEST(inject_fault({.context = ctx, .needles = {"move_data failed on rank " + std::to_string(victim)},
+                                 .agreed = true},
+                                [&] {
+                                    failing_allocations guard(comm.rank() == victim ? limit : 0);
+                                    sr::move_data(comm, v, sp.splitters);
+                                },
+                                [&] { return sorts_correctly(sorted, ctx + ", then a correct sort"); }));
     }
 }

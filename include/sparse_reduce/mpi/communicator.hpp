@@ -9,7 +9,8 @@
 //                                          it), as Boost.MPI and KaMPIng keep theirs
 //   private_comm(comm)                     the library's duplicate of comm: its
 //                                          messages never mix with the user's
-//                                          (MPI_Comm_dup is paid once)
+//                                          (MPI_Comm_dup is paid once); an MPI
+//                                          error on it ends the job
 
 #include <atomic>
 #include <cstdint>
@@ -121,7 +122,15 @@ struct private_duplicate {
     }
 };
 
-// The library's own duplicate of a communicator.
+// The library's own duplicate of a communicator. Its error handler is
+// MPI_ERRORS_ARE_FATAL whatever the user's is (boost::mpi::environment sets
+// MPI_ERRORS_RETURN on MPI_COMM_WORLD, and a duplicate inherits it): every
+// input is validated before MPI sees it, so an error inside the library's
+// exchanges is MPI's own (a lost peer, exhausted resources). After one MPI's
+// state is undefined (MPI 4.0, section 9.3) and the peers of the failing call
+// cannot be told; returning the code, or throwing on the one rank that saw
+// it, would leave them waiting forever. The job ends instead, with MPI's
+// message naming the call and the error (test/standalone/mpi_error_is_fatal.cpp).
 inline MPI_Comm private_comm(MPI_Comm user)
 {
     return attached<private_duplicate>(user, [user] {
@@ -129,6 +138,7 @@ inline MPI_Comm private_comm(MPI_Comm user)
                MPI_Comm dup = MPI_COMM_NULL;
                if (MPI_Comm_dup(user, &dup) != MPI_SUCCESS) fail("MPI_Comm_dup failed");
                d->comm = dup;
+               MPI_Comm_set_errhandler(dup, MPI_ERRORS_ARE_FATAL);
                return d;
            })
         .comm;

@@ -15,9 +15,9 @@
 // raw bytes straight from and into the vectors; a rank's own share is copied.
 //
 // A comparator that throws (any type) on some rank, in the sortedness check
-// or the cut, is flagged in the agreement before the counts: every rank
-// throws sparse_reduce::error with the lowest failing rank's text, and no
-// item has moved.
+// or the cut, or a receive buffer it cannot allocate, is flagged in the
+// agreement after the counts: every rank throws sparse_reduce::error with
+// the lowest failing rank's text, and no item has moved.
 
 #include <algorithm>
 #include <cstddef>
@@ -84,6 +84,20 @@ move_result move_data(const boost::mpi::communicator& comm, std::vector<K>& data
     } catch (...) {
         failure = detail::rank_failure_text(me);
     }
+    const bool cut_whole = local_sorted && failure.empty(); // else nothing will move: ask for no buffers
+    for (std::size_t d = 0; d < P; ++d) send[d] = cut_whole ? cut[d + 1] - cut[d] : 0;
+    MPI_Alltoall(send.data(), 1, MPI_UINT64_T, recv.data(), 1, MPI_UINT64_T, pc);
+    // The receive buffer before the agreement, so that a rank that cannot
+    // allocate it is heard of before any item moves.
+    move_result res;
+    std::vector<K> out;
+    if (failure.empty()) try {
+            res.runs.assign(P + 1, 0);
+            for (std::size_t s = 0; s < P; ++s) res.runs[s + 1] = res.runs[s] + static_cast<std::size_t>(recv[s]);
+            out.resize(res.runs[P]);
+        } catch (...) {
+            failure = detail::rank_failure_text(me);
+        }
     const auto ns = static_cast<long long>(splitters.size());
     const long long mine[4] = {ns, -ns, local_sorted ? 0 : ranks - me, failure.empty() ? 0 : 1};
     long long agreed[4];
@@ -91,13 +105,7 @@ move_result move_data(const boost::mpi::communicator& comm, std::vector<K>& data
     if (agreed[3]) detail::throw_if_any_failed(pc, failure, "move_data failed on");
     if (agreed[0] != -agreed[1]) detail::fail("move_data: ranks disagree on the number of splitters");
     if (agreed[2]) detail::fail("move_data: data not sorted on rank " + std::to_string(ranks - agreed[2]));
-    for (std::size_t d = 0; d < P; ++d) send[d] = cut[d + 1] - cut[d];
-    MPI_Alltoall(send.data(), 1, MPI_UINT64_T, recv.data(), 1, MPI_UINT64_T, pc);
 
-    move_result res;
-    res.runs.assign(P + 1, 0);
-    for (std::size_t s = 0; s < P; ++s) res.runs[s + 1] = res.runs[s] + static_cast<std::size_t>(recv[s]);
-    std::vector<K> out(res.runs[P]);
     std::vector<MPI_Request> reqs;
     for (std::size_t s = 0; s < P; ++s)
         if (recv[s] && static_cast<int>(s) != me)

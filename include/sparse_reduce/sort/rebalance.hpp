@@ -14,10 +14,16 @@
 // waits for the receive from the other side. That happens in one direction
 // at most, and the waits form chains that end at a rank that need not wait,
 // so there is no deadlock.
+//
+// Every buffer is allocated before the first item moves, then the ranks
+// agree (one allreduce): a rank that cannot allocate makes every rank throw
+// sparse_reduce::error naming it, and no item has moved. Without it the
+// failing rank would throw alone and its neighbours wait for it forever.
 
 #include <cstddef>
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include <boost/mpi/communicator.hpp>
@@ -25,6 +31,7 @@
 #include "../detail/uninit_vector.hpp"
 #include "../mpi/bytes.hpp"
 #include "../mpi/communicator.hpp"
+#include "../mpi/first_failure.hpp"
 #include "../mpi/tags.hpp"
 #include "sort_key.hpp"
 
@@ -68,18 +75,36 @@ rebalance_result rebalance(const boost::mpi::communicator& comm, std::vector<K>&
     // signed boundary flows: > 0 means items cross the boundary towards higher ranks
     const auto fwd = static_cast<std::int64_t>(before + n) - static_cast<std::int64_t>(end_target);
     const auto bwd = static_cast<std::int64_t>(before) - static_cast<std::int64_t>(res.first);
-    if (fwd == 0 && bwd == 0) return res;
-
     const std::size_t from_back = bwd > 0 ? static_cast<std::size_t>(bwd) : 0;
     const std::size_t to_back = bwd < 0 ? static_cast<std::size_t>(-bwd) : 0;
     const std::size_t to_fwd = fwd > 0 ? static_cast<std::size_t>(fwd) : 0;
     const std::size_t from_fwd = fwd < 0 ? static_cast<std::size_t>(-fwd) : 0;
+    const std::size_t kept = n + from_back + from_fwd - to_back - to_fwd;
+    // The usual case: sends come straight from data, receives land in
+    // buffers without zero-fill, and the result is built in one pass. When
+    // items pass through this rank, buf = [from r-1][mine][from r+1] and the
+    // send that exceeds what this rank holds waits for its receive.
+    const bool through = to_back > n || to_fwd > n;
+    detail::uninit_vector<K> in_back, in_fwd, buf;
+    std::vector<K> out;
+    std::string failure;
+    try {
+        if (through) {
+            buf.resize(from_back + n + from_fwd);
+            data.reserve(kept);
+        } else {
+            in_back.resize(from_back);
+            in_fwd.resize(from_fwd);
+            if (from_back || from_fwd) out.reserve(kept);
+        }
+    } catch (...) {
+        failure = detail::rank_failure_text(me);
+    }
+    detail::throw_if_any_failed(pc, failure, "rebalance failed on");
+    if (fwd == 0 && bwd == 0) return res;
 
     std::vector<MPI_Request> back_recv, fwd_recv, sends;
-    if (to_back <= n && to_fwd <= n) {
-        // The usual case: sends come straight from data, receives land in
-        // buffers without zero-fill, and the result is built in one pass.
-        detail::uninit_vector<K> in_back(from_back), in_fwd(from_fwd);
+    if (!through) {
         if (from_back) detail::irecv_bytes(in_back.data(), from_back * sizeof(K), me - 1, detail::rebalance_tag, pc, back_recv);
         if (from_fwd) detail::irecv_bytes(in_fwd.data(), from_fwd * sizeof(K), me + 1, detail::rebalance_tag, pc, fwd_recv);
         if (to_back) detail::isend_bytes(data.data(), to_back * sizeof(K), me - 1, detail::rebalance_tag, pc, sends);
@@ -94,17 +119,12 @@ rebalance_result rebalance(const boost::mpi::communicator& comm, std::vector<K>&
             data.erase(keep_end, data.end());
             data.erase(data.begin(), data.begin() + static_cast<std::ptrdiff_t>(to_back));
         } else {
-            std::vector<K> out;
-            out.reserve(from_back + static_cast<std::size_t>(keep_end - keep_begin) + from_fwd);
             out.insert(out.end(), in_back.begin(), in_back.end());
             out.insert(out.end(), keep_begin, keep_end);
             out.insert(out.end(), in_fwd.begin(), in_fwd.end());
             data.swap(out);
         }
     } else {
-        // Items pass through this rank: buf = [from r-1][mine][from r+1], and
-        // the send that exceeds what this rank holds waits for its receive.
-        detail::uninit_vector<K> buf(from_back + n + from_fwd);
         std::copy(data.begin(), data.end(), buf.begin() + static_cast<std::ptrdiff_t>(from_back));
         if (from_back) detail::irecv_bytes(buf.data(), from_back * sizeof(K), me - 1, detail::rebalance_tag, pc, back_recv);
         if (from_fwd)
