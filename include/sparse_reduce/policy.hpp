@@ -36,41 +36,41 @@ namespace policy {
 
 /// The binomial tree (tree/binomial.hpp): depth ceil(log2 P); latency-bound calls.
 struct binomial {
-    wire::format wire = wire::adaptive;
-    std::size_t segment_bytes = 0;
+    wire::format wire = wire::adaptive; ///< The wire format.
+    std::size_t segment_bytes = 0; ///< Window size in bytes; 0: default_segment_bytes.
     friend bool operator==(const binomial&, const binomial&) = default;
 };
 /// The k-ary tree (tree/k_ary.hpp).
 struct k_ary {
     int k = 0; ///< Children per node; 0: Heikkinen's (n.d.) best k for this call's sizes and the tuned model (one small allreduce)
-    wire::format wire = wire::adaptive;
-    std::size_t segment_bytes = 0;
+    wire::format wire = wire::adaptive; ///< The wire format.
+    std::size_t segment_bytes = 0; ///< Window size in bytes; 0: default_segment_bytes.
     friend bool operator==(const k_ary&, const k_ary&) = default;
 };
 /// The in-order binary tree (tree/binary.hpp).
 struct binary {
-    wire::format wire = wire::adaptive;
-    std::size_t segment_bytes = 0;
+    wire::format wire = wire::adaptive; ///< The wire format.
+    std::size_t segment_bytes = 0; ///< Window size in bytes; 0: default_segment_bytes.
     friend bool operator==(const binary&, const binary&) = default;
 };
 /// The chain, a linear pipeline (tree/chain.hpp): for large vectors.
 struct chain {
-    wire::format wire = wire::adaptive;
-    std::size_t segment_bytes = 0;
+    wire::format wire = wire::adaptive; ///< The wire format.
+    std::size_t segment_bytes = 0; ///< Window size in bytes; 0: default_segment_bytes.
     friend bool operator==(const chain&, const chain&) = default;
 };
 /// The binary tree of least modelled completion time for this call's entry
 /// counts (one allgather of nnz per call; tree/optimal_binary.hpp).
 struct optimal_binary {
     cost_model model{}; ///< The model the tree minimises.
-    wire::format wire = wire::adaptive;
-    std::size_t segment_bytes = 0;
+    wire::format wire = wire::adaptive; ///< The wire format.
+    std::size_t segment_bytes = 0; ///< Window size in bytes; 0: default_segment_bytes.
     friend bool operator==(const optimal_binary&, const optimal_binary&) = default;
 };
 /// Two binary trees sharing the windows (Sanders, Speck and Träff 2009): for large vectors.
 struct two_tree {
-    wire::format wire = wire::adaptive;
-    std::size_t segment_bytes = 0;
+    wire::format wire = wire::adaptive; ///< The wire format.
+    std::size_t segment_bytes = 0; ///< Window size in bytes; 0: default_segment_bytes.
     friend bool operator==(const two_tree&, const two_tree&) = default;
 };
 /// The default: Sreduce (select/sreduce.hpp) chooses the tree and segment size
@@ -117,7 +117,7 @@ struct reduce_broadcast {
 /// results with rank ^ 2^k, kept sparse until their index/value form
 /// outgrows dense; extra ranks of a non-power-of-two P folded in first.
 struct recursive_doubling {
-    wire::format wire = wire::adaptive;
+    wire::format wire = wire::adaptive; ///< The wire format.
     std::size_t segment_bytes = 0; ///< Block length on the wire (0: default_segment_bytes).
 };
 /// allreduce: Chen and Lee's (n.d.) group-replicated accumulation on a 2D mesh of ranks. The mesh:
@@ -147,8 +147,8 @@ struct grouped {
 /// allreduce: SparCML's SSAR_Split_allgather, a reduce_scatter by block ranges,
 /// then an allgather of the reduced ranges (grouped with one group of all ranks).
 struct split_allgather {
-    wire::format wire = wire::adaptive;
-    std::size_t segment_bytes = 0;
+    wire::format wire = wire::adaptive; ///< The wire format.
+    std::size_t segment_bytes = 0; ///< Window size in bytes; 0: default_segment_bytes.
 };
 
 } // namespace sparse_reduce::policy

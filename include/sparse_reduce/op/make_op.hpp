@@ -15,11 +15,11 @@
 
 namespace sparse_reduce {
 
-/// Tag type of #commutative.
+/// Tag type of commutative.
 struct commutative_t {
     explicit commutative_t() = default;
 };
-/// Tag type of #non_commutative.
+/// Tag type of non_commutative.
 struct non_commutative_t {
     explicit non_commutative_t() = default;
 };
@@ -71,8 +71,8 @@ struct custom_op {
 ///           make_op<double>(f, 0, ...).
 /// @param fn       binary function on two T, returning T; must be associative
 /// @param identity two-sided identity of fn (what sparse vectors leave out)
-/// @return an op whose is_commutative follows the tag (#commutative or
-///         #non_commutative)
+/// @return an op whose is_commutative follows the tag (commutative or
+///         non_commutative)
 template <class T, class F, class Commutativity>
     requires(std::is_same_v<Commutativity, commutative_t> ||
              std::is_same_v<Commutativity, non_commutative_t>) &&
