@@ -1,6 +1,7 @@
 #pragma once
-// sparse_reduce::error — the one exception type the library throws for bad
-// input, mismatched ranks and malformed buffers. Its message names the problem.
+/// @file
+/// sparse_reduce::error, the library's exception type. Included by every
+/// collective's header and by `<sparse_reduce/sparse_reduce.hpp>`.
 
 #include <exception>
 #include <stdexcept>
@@ -8,6 +9,9 @@
 
 namespace sparse_reduce {
 
+/// The one exception type the library throws for bad input, mismatched ranks
+/// and malformed buffers. Its message names the problem: the text starts with
+/// "sparse_reduce: " once, then the failing rank and what went wrong.
 class error : public std::runtime_error {
 public:
     using std::runtime_error::runtime_error;

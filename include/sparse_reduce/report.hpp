@@ -1,5 +1,7 @@
 #pragma once
-// What a collective did on this rank.
+/// @file
+/// sparse_reduce::report, what a collective did on this rank (returned by
+/// reduce and allreduce). Included by `<sparse_reduce/sparse_reduce.hpp>`.
 
 #include <cstddef>
 #include <memory>
@@ -9,9 +11,9 @@
 
 namespace sparse_reduce {
 
-// A report's text, shared rather than copied: a plan builds it once per
-// schedule, so returning a report costs no allocation on the hot path. Reads
-// as a std::string.
+/// A report's text, shared rather than copied: a plan builds it once per
+/// schedule, so returning a report costs no allocation on the hot path. Reads
+/// as a std::string (str(), an implicit conversion, `+` and `<<`).
 class report_text {
 public:
     report_text() = default;
@@ -19,6 +21,7 @@ public:
     report_text(const char* s) : report_text(std::string(s)) {}
     explicit report_text(std::shared_ptr<const std::string> shared) : text_(std::move(shared)) {}
 
+    /// The text (empty for a default-constructed report_text).
     const std::string& str() const { return text_ ? *text_ : empty(); }
     operator const std::string&() const { return str(); }
     const char* c_str() const { return str().c_str(); }
@@ -42,18 +45,21 @@ private:
     std::shared_ptr<const std::string> text_;
 };
 
+/// What a collective did on this rank: the algorithm, why, and the traffic.
+/// `std::cout << report` prints every field.
 struct report {
-    // What ran, with its parameters and, for automatic, the rule in symbols
-    // (doc/selection.md), e.g. "binomial(wire=adaptive, segment=131072)
-    // [automatic: binomial by C < T_c (small vector)]".
+    /// What ran, with its parameters and, for automatic, the rule in symbols
+    /// (doc/selection.md), e.g. "binomial(wire=adaptive, segment=131072)
+    /// [automatic: binomial by C < T_c (small vector)]".
     report_text algorithm;
-    // Why, in words, e.g. "binomial tree: the data is sparse and the ranks few".
+    /// Why, in words, e.g. "binomial tree: the data is sparse and the ranks few".
     report_text reason;
-    std::size_t bytes_sent = 0;     // by this rank, headers included
-    std::size_t bytes_received = 0; // by this rank
-    std::size_t messages_sent = 0;  // by this rank
-    double seconds = 0;             // the call's time on this rank (MPI_Wtime around it)
+    std::size_t bytes_sent = 0;     ///< By this rank, headers included.
+    std::size_t bytes_received = 0; ///< By this rank.
+    std::size_t messages_sent = 0;  ///< By this rank.
+    double seconds = 0;             ///< The call's time on this rank (MPI_Wtime around it).
 
+    /// One line: algorithm; reason; bytes and messages; seconds.
     friend std::ostream& operator<<(std::ostream& os, const report& r)
     {
         os << r.algorithm;

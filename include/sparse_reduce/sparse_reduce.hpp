@@ -1,4 +1,38 @@
 #pragma once
+/// @file
+/// The umbrella header: includes every public header of SparseReduce.
+/// `#include <sparse_reduce/sparse_reduce.hpp>` is all a user needs.
+
+/** @mainpage SparseReduce API reference
+
+ SparseReduce reduces sparse vectors across MPI ranks: MPI_Reduce,
+ MPI_Allreduce and MPI_Reduce_scatter for Eigen, std and its own sparse
+ vectors, with trees and wire formats chosen per call. Include
+ `<sparse_reduce/sparse_reduce.hpp>`.
+
+ Start with the guide, `doc/getting-started.md` in the repository (the
+ tutorial, task by task), and `README.md`; `doc/design.md` describes the
+ layers. This reference documents the public API:
+
+ - the collectives: sparse_reduce::reduce, sparse_reduce::make_plan
+   (sparse_reduce::reduce_plan), sparse_reduce::allreduce,
+   sparse_reduce::make_allreduce_plan, sparse_reduce::reduce_scatter,
+   sparse_reduce::reduce_scatter_balanced, and what they return,
+   sparse_reduce::report; every failure is a sparse_reduce::error;
+ - operations: sparse_reduce::make_op, the built-in ones (op/builtin.hpp),
+   sparse_reduce::identity_element and sparse_reduce::is_commutative;
+ - vectors: sparse_reduce::index_value_vector, sparse_reduce::rle_vector,
+   the Eigen adapters (repr/eigen.hpp) and sparse_reduce::repr_traits;
+ - policies: namespace sparse_reduce::policy, sparse_reduce::validate,
+   the tuning (select/tuning.hpp);
+ - trees, schedules and their predicted time (sparse_reduce::tree,
+   sparse_reduce::schedule, sparse_reduce::predicted_time) and the simulator
+   (sparse_reduce::simulate_reduce);
+ - the distributed sort, sparse_reduce::histogram_sort.
+
+ Names in namespace `detail` and the headers' internals are not part of the API.
+*/
+
 // SparseReduce: reduce sparse vectors across MPI ranks.
 // Layers, bottom to top; a folder includes only its own and lower layers
 // (scripts/check-layout.sh checks it; doc/design.md draws who uses whom):

@@ -1,12 +1,16 @@
 #pragma once
-// Library version. Keep in sync with project(SparseReduce VERSION ...) in the
-// top-level CMakeLists.txt; configuring checks that the two agree.
+/// @file
+/// The library's version, as macros and as sparse_reduce::version_string.
+/// Included by `<sparse_reduce/sparse_reduce.hpp>`.
+// Keep in sync with project(SparseReduce VERSION ...) in the top-level
+// CMakeLists.txt; configuring checks that the two agree.
 
-#define SPARSE_REDUCE_VERSION_MAJOR 0
-#define SPARSE_REDUCE_VERSION_MINOR 1
-#define SPARSE_REDUCE_VERSION_PATCH 0
-#define SPARSE_REDUCE_VERSION_STRING "0.1.0"
+#define SPARSE_REDUCE_VERSION_MAJOR 0       ///< Major version.
+#define SPARSE_REDUCE_VERSION_MINOR 1       ///< Minor version.
+#define SPARSE_REDUCE_VERSION_PATCH 0       ///< Patch version.
+#define SPARSE_REDUCE_VERSION_STRING "0.1.0" ///< "major.minor.patch".
 
 namespace sparse_reduce {
+/// The version as text, "major.minor.patch" (SPARSE_REDUCE_VERSION_STRING).
 inline constexpr const char* version_string = SPARSE_REDUCE_VERSION_STRING;
 } // namespace sparse_reduce

@@ -1,45 +1,48 @@
 #pragma once
-// sparse_reduce::allreduce — MPI_Allreduce for sparse vectors.
-//
-//   report allreduce(comm, in, out, op [, policy]);
-//   auto plan = make_allreduce_plan(comm, dimension [, policy]);
-//   report r = plan.allreduce(in, out, op);
-//
-// Same vectors, operators and wire formats as reduce; out is written on
-// every rank, in the caller's type. Algorithms (doc/allreduce.md):
-//
-//   policy::reduce_broadcast{.tree = P}  reduce's plan with policy P to rank 0,
-//       then a pipelined broadcast of the result: wire blocks of one segment
-//       of the index space each, packed into messages of about the segment
-//       size, each forwarded as soon as it arrives; over a binomial tree, or
-//       over two trees taking alternate windows after P = two_tree.
-//   policy::recursive_doubling{}  log2 P exchanges of whole partial results
-//       with rank ^ 2^k; a partial is index/value until that outgrows dense,
-//       then dense (folded in place); on the wire, per block, whichever form
-//       is smaller. P not a power of two: ranks 2i+1 < 2r (r = P -
-//       2^floor(log2 P)) fold into 2i first and get the result back last.
-//   policy::split_allgather{}  a reduce_scatter by block ranges (wire blocks,
-//       one message per peer), then an allgather of the reduced ranges.
-//   policy::grouped{}  Chen and Lee (n.d.) on a 2D mesh of ranks: reduce_scatter within
-//       groups, recursive doubling across corresponding members, allgather
-//       back (split_allgather is one group of all ranks).
-//   policy::automatic (default)  the least of recursive doubling,
-//       reduce_broadcast and split-allgather by the α-β-γ model, from the
-//       mean entry count (one small allreduce per call).
-//
-// Non-commutative operations keep rank order: the reduce does; recursive
-// doubling always puts the lower ranks' partial on the left; the pieces of a
-// range are folded in rank order; grouped needs groups of consecutive ranks.
-//
-// Errors end in sparse_reduce::error on EVERY rank (not only the root and
-// the detecting rank, as in reduce): reduce_broadcast sends the root's
-// outcome down the broadcast tree before any data; the others carry a status
-// in every message (a failed rank goes on exchanging empty messages) and end
-// with one allreduce of the status, then the failing rank's message is
-// broadcast. An op may throw anything (`throw 42;` too): every exception is
-// caught and becomes that rank's failure. Before anything is sent, the plan
-// refuses an intercommunicator and an invalid policy (validate in
-// policy_check.hpp) on every rank.
+/// @file
+/// sparse_reduce::allreduce, MPI_Allreduce for sparse vectors, and its plans
+/// (make_allreduce_plan, allreduce_plan). Include `<sparse_reduce/sparse_reduce.hpp>`.
+///
+///
+///      report allreduce(comm, in, out, op [, policy]);
+///      auto plan = make_allreduce_plan(comm, dimension [, policy]);
+///      report r = plan.allreduce(in, out, op);
+///
+/// Same vectors, operators and wire formats as reduce; out is written on
+/// every rank, in the caller's type. Algorithms (doc/allreduce.md):
+///
+///      policy::reduce_broadcast{.tree = P}  reduce's plan with policy P to rank 0,
+///          then a pipelined broadcast of the result: wire blocks of one segment
+///          of the index space each, packed into messages of about the segment
+///          size, each forwarded as soon as it arrives; over a binomial tree, or
+///          over two trees taking alternate windows after P = two_tree.
+///      policy::recursive_doubling{}  log2 P exchanges of whole partial results
+///          with rank ^ 2^k; a partial is index/value until that outgrows dense,
+///          then dense (folded in place); on the wire, per block, whichever form
+///          is smaller. P not a power of two: ranks 2i+1 < 2r (r = P -
+///          2^floor(log2 P)) fold into 2i first and get the result back last.
+///      policy::split_allgather{}  a reduce_scatter by block ranges (wire blocks,
+///          one message per peer), then an allgather of the reduced ranges.
+///      policy::grouped{}  Chen and Lee (n.d.) on a 2D mesh of ranks: reduce_scatter within
+///          groups, recursive doubling across corresponding members, allgather
+///          back (split_allgather is one group of all ranks).
+///      policy::automatic (default)  the least of recursive doubling,
+///          reduce_broadcast and split-allgather by the α-β-γ model, from the
+///          mean entry count (one small allreduce per call).
+///
+/// Non-commutative operations keep rank order: the reduce does; recursive
+/// doubling always puts the lower ranks' partial on the left; the pieces of a
+/// range are folded in rank order; grouped needs groups of consecutive ranks.
+///
+/// Errors end in sparse_reduce::error on EVERY rank (not only the root and
+/// the detecting rank, as in reduce): reduce_broadcast sends the root's
+/// outcome down the broadcast tree before any data; the others carry a status
+/// in every message (a failed rank goes on exchanging empty messages) and end
+/// with one allreduce of the status, then the failing rank's message is
+/// broadcast. An op may throw anything (`throw 42;` too): every exception is
+/// caught and becomes that rank's failure. Before anything is sent, the plan
+/// refuses an intercommunicator and an invalid policy (validate in
+/// policy_check.hpp) on every rank.
 
 #include <cstddef>
 #include <memory>
@@ -69,10 +72,15 @@
 
 namespace sparse_reduce {
 
-// automatic, or a policy of allreduce/algorithms.hpp's table.
+/// An allreduce policy: policy::automatic, reduce_broadcast, recursive_doubling,
+/// split_allgather or grouped.
 template <class P>
 concept allreduce_policy = std::same_as<P, policy::automatic> || detail::allreduce_algorithm_of<P>.has_value();
 
+/// An allreduce for a fixed communicator, dimension and policy, made once and
+/// called many times (make it with make_allreduce_plan). Collective: every
+/// rank makes the same plan and makes its calls in the same order.
+/// @tparam Policy an allreduce policy (default policy::automatic)
 template <allreduce_policy Policy = policy::automatic>
 class allreduce_plan {
     using tree_policy = typename detail::tree_policy_of<Policy>::type;
@@ -81,6 +89,12 @@ class allreduce_plan {
         is_automatic || detail::row_of(*detail::allreduce_algorithm_of<Policy>).runs_reduce;
 
 public:
+    /// Makes the plan; collective (the ranks agree on the dimension).
+    /// @param comm      an intracommunicator
+    /// @param dimension every rank's vector dimension
+    /// @param policy    the algorithm and its parameters
+    /// @throws sparse_reduce::error on every rank for an intercommunicator, an
+    ///         invalid policy or group shape, or ranks of different dimensions
     allreduce_plan(const boost::mpi::communicator& comm, std::size_t dimension, Policy policy = {})
         : comm_(comm), private_(checked_private_comm(comm, policy)), dimension_(dimension), policy_(policy)
     {
@@ -113,18 +127,26 @@ public:
         }
     }
 
-    // grouped and split_allgather: the mesh and the groups (none until the
-    // first call when the model chooses them).
+    /// grouped and split_allgather: the mesh of ranks.
     const mesh_shape& mesh() const { return groups_.mesh; }
+    /// grouped and split_allgather: the groups (none until the first call when
+    /// the model chooses them).
     std::optional<group_shape> groups() const
     {
         return groups_.layout ? std::optional<group_shape>(groups_.layout->shape) : std::nullopt;
     }
 
-    std::size_t dimension() const { return dimension_; }
-    const Policy& policy() const { return policy_; }
+    std::size_t dimension() const { return dimension_; } ///< The vectors' dimension.
+    const Policy& policy() const { return policy_; }     ///< The policy.
 
-    // Any argument types: a wrong one fails in checked_call, with a message that names the fix.
+    /// Reduces every rank's `in` into `out` on every rank; collective.
+    /// Any argument types: a wrong one fails to compile with a message that
+    /// names the fix.
+    /// @param in  this rank's vector, of the plan's dimension
+    /// @param out the result, written on every rank, in its own type
+    /// @param op  an associative_op over the value type
+    /// @return what this rank did
+    /// @throws sparse_reduce::error on every rank when any rank fails
     template <class In, class Out, class Op>
     report allreduce(const In& in, Out&& out, const Op& op)
     {
@@ -224,6 +246,7 @@ private:
     std::shared_ptr<detail::exchange_buffers> buffers_ = std::make_shared<detail::exchange_buffers>();
 };
 
+/// Makes an allreduce_plan (collective); see its constructor for the parameters.
 template <allreduce_policy Policy = policy::automatic>
 allreduce_plan<Policy> make_allreduce_plan(const boost::mpi::communicator& comm, std::size_t dimension,
                                            Policy policy = {})
@@ -231,6 +254,16 @@ allreduce_plan<Policy> make_allreduce_plan(const boost::mpi::communicator& comm,
     return allreduce_plan<Policy>(comm, dimension, policy);
 }
 
+/// MPI_Allreduce for sparse vectors: folds every rank's `in` with `op` into
+/// `out` on every rank. Collective.
+/// @param comm   an intracommunicator
+/// @param in     this rank's vector (any representation); same dimension on every rank
+/// @param out    the result (any representation of the same value type), on every rank
+/// @param op     an associative_op; non-commutative ones keep rank order
+/// @param policy the algorithm (default automatic: chosen by the cost model)
+/// @return what this rank did
+/// @throws sparse_reduce::error on every rank when any rank fails (an op
+///         that throws, a corrupt input, mismatched dimensions, an invalid policy)
 template <class In, class Out, class Op, allreduce_policy Policy = policy::automatic>
 report allreduce(const boost::mpi::communicator& comm, const In& in, Out&& out, const Op& op, Policy policy = {})
 {

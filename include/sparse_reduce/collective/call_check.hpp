@@ -1,9 +1,11 @@
 #pragma once
-// Compile-time checks of a collective's arguments, each failing with a
-// sentence that names the fix (issue 17). The public entry points take any
-// argument types and call checked_call first: a mistake then ends in one of
-// these messages rather than in the last line of a concept's diagnostics,
-// in internal names. Valid calls compile exactly as before.
+/// @file
+/// Internal: compile-time checks of a collective's arguments, each failing
+/// with a sentence that names the fix. Included by the collectives' headers.
+// (issue 17) The public entry points take any argument types and call
+// checked_call first: a mistake then ends in one of these messages rather
+// than in the last line of a concept's diagnostics, in internal names. Valid
+// calls compile exactly as before.
 
 #include <concepts>
 #include <type_traits>

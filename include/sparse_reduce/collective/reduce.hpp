@@ -1,26 +1,28 @@
 #pragma once
-// sparse_reduce::reduce — MPI_Reduce for sparse vectors.
-//
-//   report reduce(comm, in, out, op, root [, policy]);
-//   auto plan = make_plan(comm, root, dimension [, policy]);
-//   report r = plan.reduce(in, out, op);
-//
-// in and out are any supported vectors (Eigen::SparseVector, Eigen dense,
-// std::vector, std::span, index_value_vector, rle_vector), of the same value
-// type. out is written on the root only, in the caller's type. A std::span
-// pair is the dense drop-in: identity elements hidden in the buffer are found
-// and left off the wire.
-//
-// Non-commutative operations (is_commutative_v false, the default for
-// unknown types) are folded in rank order: every tree here has an
-// order-preserving form, used as is, and its top forwards the result to any
-// other root. Commutative operations get the tree rotated onto the root.
-//
-// Failure never hangs: if a rank's op throws, ranks disagree on the
-// dimension, or a message is malformed, the error travels up the tree; the
-// root throws sparse_reduce::error naming the rank where it happened, and so
-// does the rank that detected it. An invalid root throws on every rank
-// before anything is sent.
+/// @file
+/// sparse_reduce::reduce, MPI_Reduce for sparse vectors, and its plans
+/// (make_plan, reduce_plan). Include `<sparse_reduce/sparse_reduce.hpp>`.
+///
+///     report reduce(comm, in, out, op, root [, policy]);
+///     auto plan = make_plan(comm, root, dimension [, policy]);
+///     report r = plan.reduce(in, out, op);
+///
+/// in and out are any supported vectors (Eigen::SparseVector, Eigen dense,
+/// std::vector, std::span, index_value_vector, rle_vector), of the same value
+/// type. out is written on the root only, in the caller's type. A std::span
+/// pair is the dense drop-in: identity elements hidden in the buffer are found
+/// and left off the wire.
+///
+/// Non-commutative operations (is_commutative_v false, the default for
+/// unknown types) are folded in rank order: every tree here has an
+/// order-preserving form, used as is, and its top forwards the result to any
+/// other root. Commutative operations get the tree rotated onto the root.
+///
+/// Failure never hangs: if a rank's op throws, ranks disagree on the
+/// dimension, or a message is malformed, the error travels up the tree; the
+/// root throws sparse_reduce::error naming the rank where it happened, and so
+/// does the rank that detected it. An invalid root throws on every rank
+/// before anything is sent.
 
 #include <algorithm>
 #include <cstddef>
@@ -121,9 +123,22 @@ struct one_shot_t {};
 
 } // namespace detail
 
+/// A reduce for a fixed communicator, root, dimension and policy, made once
+/// and called many times: it keeps its schedule and buffers between calls
+/// (make it with make_plan). Copies share them. Collective: every rank makes
+/// the same plan and makes its calls in the same order.
+/// @tparam Policy a policy:: tree (default policy::automatic)
 template <reduce_policy Policy = policy::automatic>
 class reduce_plan {
 public:
+    /// Makes the plan; collective (one small allreduce for automatic and
+    /// k_ary{.k = 0}).
+    /// @param comm      an intracommunicator (the plan works on a private duplicate)
+    /// @param root      the rank that receives the result
+    /// @param dimension every rank's vector dimension
+    /// @param policy    the tree, wire format and segment size
+    /// @throws sparse_reduce::error on every rank for an invalid root or
+    ///         policy, or a tuning file that cannot be read on some rank
     reduce_plan(const boost::mpi::communicator& comm, int root, std::size_t dimension, Policy policy = {})
         : reduce_plan(comm, root, dimension, std::make_shared<detail::plan_memory>())
     {
@@ -144,10 +159,11 @@ public:
         }
     }
 
-    // A one-shot call's plan: no collective here (a tuning that cannot be
-    // read fails in the call's own allreduce), the communicator's memory and
-    // memo. The policy is the memo's copy, made and validated when the call's
-    // policy differs from the last one's: a loop of calls copies none.
+    /// A one-shot call's plan (internal: what reduce() uses): no collective here
+    /// (a tuning that cannot be read fails in the call's own allreduce), the
+    /// communicator's memory and memo. The policy is the memo's copy, made and
+    /// validated when the call's policy differs from the last one's: a loop of
+    /// calls copies none.
     reduce_plan(detail::one_shot_t, const boost::mpi::communicator& comm, int root, std::size_t dimension,
                 const Policy& policy)
         : reduce_plan(comm, root, dimension, nullptr)
@@ -169,29 +185,39 @@ public:
         one_shot_ = true;
     }
 
-    // Every call through the windowed pipeline, whatever the input (allreduce's reduce half).
+    /// Every call through the windowed pipeline, whatever the input (allreduce's reduce half).
     void use_windows_only() { whole_allowed_ = false; }
 
-    int root() const { return root_; }
-    std::size_t dimension() const { return dimension_; }
-    const Policy& policy() const { return *policy_; }
+    int root() const { return root_; }                 ///< The root rank.
+    std::size_t dimension() const { return dimension_; } ///< The vectors' dimension.
+    const Policy& policy() const { return *policy_; }  ///< The policy.
 
-    // What reduce runs for values of value_bytes bytes when this rank holds
-    // local_entries entries. Collective for optimal_binary (an allgather of
-    // the entry counts), automatic and k_ary{k = 0} (a small allreduce);
-    // rebuilt only when what the ranks agree on changes.
+    /// What reduce runs for values of value_bytes bytes when this rank holds
+    /// local_entries entries. Collective for optimal_binary (an allgather of
+    /// the entry counts), automatic and k_ary{k = 0} (a small allreduce);
+    /// rebuilt only when what the ranks agree on changes.
     const schedule& schedule_for(bool commutative, std::size_t value_bytes, std::size_t local_entries = 0)
     {
         return resolve(
             commutative, value_bytes,
             [&] { return detail::local_stats(static_cast<double>(local_entries), dimension_, false, {}, 1); }, true);
     }
+    /// The first tree of schedule_for(commutative, 8, local_entries); collective likewise.
     const tree& tree_for(bool commutative, std::size_t local_entries = 0)
     {
         return schedule_for(commutative, 8, local_entries).trees.front();
     }
 
-    // Any argument types: a wrong one fails in checked_call, with a message that names the fix.
+    /// Reduces every rank's `in` into `out` on the plan's root; collective.
+    /// Any argument types: a wrong one fails to compile with a message that
+    /// names the fix.
+    /// @param in  this rank's vector, of the plan's dimension
+    /// @param out the result, written on the root only, in its own type
+    /// @param op  an associative_op over the value type
+    /// @return what this rank did
+    /// @throws sparse_reduce::error on the root and on the rank that detected
+    ///         a failure (an op that throws, a corrupt input, a dimension
+    ///         other than the plan's, a wrong-sized output); the others return
     template <class In, class Out, class Op>
     report reduce(const In& in, Out&& out, const Op& op)
     {
@@ -516,12 +542,31 @@ private:
     detail::call_arena* arena_ = nullptr;
 };
 
+/// Makes a reduce_plan: for repeated reduces of one dimension to one root.
+/// Collective. See reduce_plan's constructor for the parameters.
+///
+///     auto plan = sparse_reduce::make_plan(comm, 0, dimension);
+///     for (...) plan.reduce(in, out, std::plus<>{});
 template <reduce_policy Policy = policy::automatic>
 reduce_plan<Policy> make_plan(const boost::mpi::communicator& comm, int root, std::size_t dimension, Policy policy = {})
 {
     return reduce_plan<Policy>(comm, root, dimension, policy);
 }
 
+/// MPI_Reduce for sparse vectors: folds every rank's `in` with `op` into `out`
+/// on `root`. Collective; a one-shot call keeps its schedule and buffers on
+/// the communicator, so a loop of calls allocates nothing.
+/// @param comm   an intracommunicator
+/// @param in     this rank's vector (any representation); same dimension on every rank
+/// @param out    the result (any representation of the same value type),
+///               written on the root only
+/// @param op     an associative_op; non-commutative ones are folded in rank order
+/// @param root   the rank that receives the result
+/// @param policy the tree, wire format and segment size (default automatic)
+/// @return what this rank did (algorithm, reason, bytes, messages, seconds)
+/// @throws sparse_reduce::error on the root and on the rank that detected a
+///         failure (the others return normally); for an invalid root or
+///         policy on every rank, before anything is sent
 template <class In, class Out, class Op, reduce_policy Policy = policy::automatic>
 report reduce(const boost::mpi::communicator& comm, const In& in, Out&& out, const Op& op, int root,
               const Policy& policy = {})

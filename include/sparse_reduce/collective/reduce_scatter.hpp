@@ -1,41 +1,42 @@
 #pragma once
-// sparse_reduce::reduce_scatter — MPI_Reduce_scatter for sparse vectors, by
-// index ranges.
-//
-//   std::vector<std::size_t> ranges = reduce_scatter(comm, in, out, op [, ranges]);
-//
-// Every rank passes a vector of the same dimension D. Rank r receives the
-// reduction op(in_0, in_1, ..., in_{P-1}) restricted to its index range
-// [ranges[r], ranges[r + 1]): in `out`, an index_value_vector or
-// Eigen::SparseVector of dimension D whose entries are exactly the
-// non-identity results inside that range, at their global indices. The
-// ranges are P + 1 non-decreasing boundaries from 0 to D, the same on every
-// rank; without them, block ranges (block_ranges: D / P indices each, the
-// remainder one each to the lowest ranks). The call returns the ranges used.
-// `in` is any representation reduce accepts (dense, index_value_vector,
-// Eigen::SparseVector, rle_vector).
-//
-// How: a direct exchange. Each rank cuts its non-identity entries by range
-// (one pass), and sends each slice to its owner as two raw buffers, offsets
-// within the range (uint32 when every range is shorter than 2^32, else
-// uint64) and values, after one MPI_Alltoall of the entry counts; the owner
-// folds the P slices in rank order with the index/value merge kernel of
-// kernel/combine.hpp, pairwise ((s0 ⊗ s1) ⊗ (s2 ⊗ s3)) ..., so
-// non-commutative operations get the rank order and the fold costs
-// O(n log P). Nothing goes through Boost.Serialization.
-//
-// Errors, on every rank and before any entry is sent (one small allreduce
-// of the arguments): an intercommunicator, ranks disagreeing on D or on the
-// ranges, ranges that are not P + 1 non-decreasing boundaries from 0 to D,
-// and a corrupt input (indices out of order or range) on any rank throw
-// sparse_reduce::error. An op that throws (anything, `throw 42;` too) while
-// a rank folds its range: the ranks agree on the outcome after the fold (one
-// more small allreduce), and every rank throws sparse_reduce::error naming
-// the lowest failing rank.
-//
-// For building on it (allreduce as reduce_scatter + allgather): the ranges
-// returned are agreed on by all ranks, and rank r's `out` holds entries in
-// [ranges[r], ranges[r + 1]) only, so the pieces are disjoint and ordered.
+/// @file
+/// sparse_reduce::reduce_scatter, MPI_Reduce_scatter for sparse vectors, by
+/// index ranges, and block_ranges. Include `<sparse_reduce/sparse_reduce.hpp>`.
+///
+///      std::vector<std::size_t> ranges = reduce_scatter(comm, in, out, op [, ranges]);
+///
+/// Every rank passes a vector of the same dimension D. Rank r receives the
+/// reduction op(in_0, in_1, ..., in_{P-1}) restricted to its index range
+/// [ranges[r], ranges[r + 1]): in `out`, an index_value_vector or
+/// Eigen::SparseVector of dimension D whose entries are exactly the
+/// non-identity results inside that range, at their global indices. The
+/// ranges are P + 1 non-decreasing boundaries from 0 to D, the same on every
+/// rank; without them, block ranges (block_ranges: D / P indices each, the
+/// remainder one each to the lowest ranks). The call returns the ranges used.
+/// `in` is any representation reduce accepts (dense, index_value_vector,
+/// Eigen::SparseVector, rle_vector).
+///
+/// How: a direct exchange. Each rank cuts its non-identity entries by range
+/// (one pass), and sends each slice to its owner as two raw buffers, offsets
+/// within the range (uint32 when every range is shorter than 2^32, else
+/// uint64) and values, after one MPI_Alltoall of the entry counts; the owner
+/// folds the P slices in rank order with the index/value merge kernel of
+/// kernel/combine.hpp, pairwise ((s0 ⊗ s1) ⊗ (s2 ⊗ s3)) ..., so
+/// non-commutative operations get the rank order and the fold costs
+/// O(n log P). Nothing goes through Boost.Serialization.
+///
+/// Errors, on every rank and before any entry is sent (one small allreduce
+/// of the arguments): an intercommunicator, ranks disagreeing on D or on the
+/// ranges, ranges that are not P + 1 non-decreasing boundaries from 0 to D,
+/// and a corrupt input (indices out of order or range) on any rank throw
+/// sparse_reduce::error. An op that throws (anything, `throw 42;` too) while
+/// a rank folds its range: the ranks agree on the outcome after the fold (one
+/// more small allreduce), and every rank throws sparse_reduce::error naming
+/// the lowest failing rank.
+///
+/// For building on it (allreduce as reduce_scatter + allgather): the ranges
+/// returned are agreed on by all ranks, and rank r's `out` holds entries in
+/// [ranges[r], ranges[r + 1]) only, so the pieces are disjoint and ordered.
 
 #include <algorithm>
 #include <climits>
@@ -66,7 +67,11 @@
 
 namespace sparse_reduce {
 
-// P + 1 boundaries: rank r owns D / P indices, plus one for r < D mod P.
+/// The default ranges of reduce_scatter: P + 1 boundaries where rank r owns
+/// D / P indices, plus one for r < D mod P.
+/// @param dimension D
+/// @param ranks     P
+/// @return the P + 1 boundaries, from 0 to D
 inline std::vector<std::size_t> block_ranges(std::size_t dimension, int ranks)
 {
     std::vector<std::size_t> b(static_cast<std::size_t>(ranks) + 1, 0);
@@ -313,7 +318,21 @@ std::vector<std::size_t> reduce_scatter_checked(const boost::mpi::communicator& 
 
 } // namespace detail
 
-// Any argument types: a wrong one fails in checked_call, with a message that names the fix.
+/// MPI_Reduce_scatter for sparse vectors: rank r receives the reduction of
+/// every rank's `in` restricted to [ranges[r], ranges[r + 1]). Collective.
+/// Any argument types: a wrong one fails to compile with a message that names the fix.
+/// @param comm   an intracommunicator
+/// @param in     this rank's vector (any representation), dimension D on every rank
+/// @param out    index_value_vector or Eigen::SparseVector: gets dimension D and
+///               exactly the non-identity results in this rank's range, at
+///               their global indices
+/// @param op     an associative_op; the pieces are folded in rank order
+/// @param ranges P + 1 non-decreasing boundaries from 0 to D, the same on every
+///               rank; empty for block_ranges(D, P)
+/// @return the ranges used
+/// @throws sparse_reduce::error on every rank: for an intercommunicator,
+///         ranks that disagree on D or the ranges, invalid ranges, a corrupt
+///         input or an op that throws on any rank (naming the lowest failing rank)
 template <class In, class Out, class Op>
 std::vector<std::size_t> reduce_scatter(const boost::mpi::communicator& comm, const In& in, Out&& out, const Op& op,
                                         std::span<const std::size_t> ranges = {})

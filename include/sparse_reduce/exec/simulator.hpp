@@ -1,29 +1,33 @@
 #pragma once
-// The simulator: runs the very same per-rank programs as the Boost.MPI
-// executor (exec/rank_program.hpp, the same reduce_node state machines, real
-// data, real encoding) for P virtual ranks inside one process, on a
-// modelled clock instead of a network:
-//
-//   a message of B bytes    alpha + beta * B on the sender's and the
-//                           receiver's link; a rank's transfers serialise on
-//                           its link, and a transfer starts once the
-//                           receiver has posted the receive, in the earliest
-//                           interval free on both links
-//   automatic's allreduce   log2(P) rounds of alpha + beta * 536 bytes first,
-//                           when the call needs it, divided by
-//                           remeasure_every (a plan's steady state)
-//   computing               gamma * (sparse entries merged, encoded,
-//                           decoded) + gamma_dense * (dense elements folded,
-//                           copied, scanned) on the rank's processor, as the
-//                           nodes count them; a dense input is scanned once
-//                           (its entries per window) before anything is sent
-//
-// It returns the modelled completion time, the bytes on the critical path
-// (the longest chain of dependent transfers ending at the root) and the
-// totals; byte and message counts equal the executor's for the same inputs.
-// Sparse inputs under the adaptive wire travel whole in the executor (one
-// message per edge, exec/whole_reduce.hpp): their time, bytes and messages
-// come from exec/whole_model.hpp, the result from the windowed run.
+/// @file
+/// simulate_reduce, a reduce of P virtual ranks in one process on a modelled
+/// clock. Include `<sparse_reduce/sparse_reduce.hpp>`.
+///
+/// The simulator: runs the very same per-rank programs as the Boost.MPI
+/// executor (exec/rank_program.hpp, the same reduce_node state machines, real
+/// data, real encoding) for P virtual ranks inside one process, on a
+/// modelled clock instead of a network:
+///
+///      a message of B bytes    alpha + beta * B on the sender's and the
+///                              receiver's link; a rank's transfers serialise on
+///                              its link, and a transfer starts once the
+///                              receiver has posted the receive, in the earliest
+///                              interval free on both links
+///      automatic's allreduce   log2(P) rounds of alpha + beta * 536 bytes first,
+///                              when the call needs it, divided by
+///                              remeasure_every (a plan's steady state)
+///      computing               gamma * (sparse entries merged, encoded,
+///                              decoded) + gamma_dense * (dense elements folded,
+///                              copied, scanned) on the rank's processor, as the
+///                              nodes count them; a dense input is scanned once
+///                              (its entries per window) before anything is sent
+///
+/// It returns the modelled completion time, the bytes on the critical path
+/// (the longest chain of dependent transfers ending at the root) and the
+/// totals; byte and message counts equal the executor's for the same inputs.
+/// Sparse inputs under the adaptive wire travel whole in the executor (one
+/// message per edge, exec/whole_reduce.hpp): their time, bytes and messages
+/// come from exec/whole_model.hpp, the result from the windowed run.
 
 #include <algorithm>
 #include <cstddef>
@@ -53,7 +57,7 @@
 
 namespace sparse_reduce {
 
-// The machine a simulation models: cost_model's α, β, γ (model/cost.hpp).
+/// The machine a simulation models: cost_model's α, β, γ (model/cost.hpp).
 using network_model = cost_model;
 
 namespace detail {
@@ -93,12 +97,13 @@ inline double earliest_common_gap(link_calendar& x, link_calendar& y, double t, 
 
 } // namespace detail
 
+/// What simulate_reduce returns.
 struct simulation_result {
-    std::string algorithm;
-    double time = 0;                     // modelled completion, seconds
-    std::size_t critical_path_bytes = 0; // on the longest dependent chain into the root
-    std::size_t bytes_total = 0, messages_total = 0;
-    std::vector<std::size_t> bytes_sent; // per rank
+    std::string algorithm;               ///< What ran (as report::algorithm).
+    double time = 0;                     ///< Modelled completion, seconds.
+    std::size_t critical_path_bytes = 0; ///< On the longest dependent chain into the root.
+    std::size_t bytes_total = 0, messages_total = 0; ///< Over all ranks.
+    std::vector<std::size_t> bytes_sent; ///< Per rank.
 };
 
 namespace detail {
@@ -316,9 +321,10 @@ void set_whole_timing(simulation_result& res, std::span<const In* const> inputs,
 
 } // namespace detail
 
-// Simulates reduce(comm of inputs.size() ranks, *inputs[r] on rank r, out, op, root, policy).
-// Ranks may share an input object: a simulation of many ranks needs memory
-// only for the distinct ones.
+/// Simulates reduce(comm of inputs.size() ranks, *inputs[r] on rank r, out, op, root, policy)
+/// on network `net`; out gets the result. Ranks may share an input object: a
+/// simulation of many ranks needs memory only for the distinct ones.
+/// @throws sparse_reduce::error for an invalid root, or what the reduce would throw at the root
 template <reduce_policy Policy = policy::automatic, representation In, representation Out, class Op>
     requires std::same_as<value_type_of<In>, value_type_of<Out>> && associative_op<Op, value_type_of<In>>
 simulation_result simulate_reduce(std::span<const In* const> inputs, Out& out, const Op& op, int root,
@@ -397,7 +403,7 @@ simulation_result simulate_reduce(std::span<const In* const> inputs, Out& out, c
     return res;
 }
 
-// Simulates reduce(comm of inputs.size() ranks, inputs[r] on rank r, out, op, root, policy).
+/// Simulates reduce(comm of inputs.size() ranks, inputs[r] on rank r, out, op, root, policy).
 template <reduce_policy Policy = policy::automatic, representation In, representation Out, class Op>
     requires std::same_as<value_type_of<In>, value_type_of<Out>> && associative_op<Op, value_type_of<In>>
 simulation_result simulate_reduce(std::span<const In> inputs, Out& out, const Op& op, int root, const Policy& policy = {},

@@ -1,7 +1,9 @@
 #pragma once
-// Identities and commutativity of the operations users already have:
-// std::plus, multiplies, bit_and/or/xor, logical_and/or (typed or <void>),
-// boost::mpi::minimum/maximum/bitwise_*/logical_xor, and sparse_reduce::min/max.
+/// @file
+/// Identities and commutativity of the operations users already have:
+/// std::plus, multiplies, bit_and/or/xor, logical_and/or (typed or `<void>`),
+/// boost::mpi::minimum/maximum/bitwise_*/logical_xor, and sparse_reduce::min/max.
+/// Included by `<sparse_reduce/sparse_reduce.hpp>`.
 
 #include <functional>
 #include <limits>
@@ -13,11 +15,13 @@
 
 namespace sparse_reduce {
 
-// Minimum and maximum as transparent function objects (std has none).
+/// Minimum as a transparent function object (std has none); identity +inf
+/// (or the type's max).
 struct min {
     template <class T>
     constexpr T operator()(const T& a, const T& b) const { return b < a ? b : a; }
 };
+/// Maximum as a transparent function object; identity -inf (or the type's lowest).
 struct max {
     template <class T>
     constexpr T operator()(const T& a, const T& b) const { return a < b ? b : a; }
@@ -76,9 +80,13 @@ constexpr builtin builtin_kind()
 
 } // namespace detail
 
+/// The built-in operations' identities: 0 for plus, bit_or, bit_xor; 1 for
+/// multiplies; all ones for bit_and; true for logical_and; false for
+/// logical_or and logical_xor; +inf (or max) for min, -inf (or lowest) for max.
 template <class Op, class T>
     requires(detail::builtin_kind<Op>() != detail::builtin::none)
 struct identity_element<Op, T> {
+    /// The identity of Op over T.
     static constexpr T value(const Op&)
     {
         using detail::builtin;
@@ -93,6 +101,7 @@ struct identity_element<Op, T> {
     }
 };
 
+/// Every built-in operation is commutative.
 template <class Op, class T>
     requires(detail::builtin_kind<Op>() != detail::builtin::none)
 struct is_commutative<Op, T> : std::true_type {};

@@ -1,16 +1,19 @@
 #pragma once
-// Eigen adapters: dense vectors (Matrix with one compile-time row or column,
-// and Map of such a vector with unit inner stride) and Eigen::SparseVector.
-//
-// SparseVector is read zero-copy through nonZeros()/innerIndexPtr()/valuePtr()
-// and written through resizeNonZeros() and the same pointers, no insert().
-//
-// Absent entries: Eigen reads an absent coefficient as Scalar(0); sparse_reduce
-// reads an absent entry as the identity of the operation applied, as it does
-// for every sparse representation. The two agree for plus, bit_or, bit_xor
-// and logical_or. For min, max, multiplies and bit_and an absent entry in an
-// input means "this rank contributes nothing there", and an absent entry in a
-// result means "no rank contributed"; store explicit zeros where 0 is meant.
+/// @file
+/// Eigen adapters: dense vectors (Matrix with one compile-time row or column,
+/// and Map of such a vector with unit inner stride) and Eigen::SparseVector.
+/// Include `<sparse_reduce/repr/eigen.hpp>` (or the umbrella header) to pass
+/// Eigen vectors to the collectives.
+///
+/// SparseVector is read zero-copy through nonZeros()/innerIndexPtr()/valuePtr()
+/// and written through resizeNonZeros() and the same pointers, no insert().
+///
+/// Absent entries: Eigen reads an absent coefficient as Scalar(0); sparse_reduce
+/// reads an absent entry as the identity of the operation applied, as it does
+/// for every sparse representation. The two agree for plus, bit_or, bit_xor
+/// and logical_or. For min, max, multiplies and bit_and an absent entry in an
+/// input means "this rank contributes nothing there", and an absent entry in a
+/// result means "no rank contributed"; store explicit zeros where 0 is meant.
 
 #include <cstddef>
 #include <limits>
@@ -25,6 +28,8 @@
 
 namespace sparse_reduce {
 
+/// Eigen dense vectors (a Matrix with one compile-time row or column): dense;
+/// as an output resized to the result's size.
 template <class T, int R, int C, int O, int MR, int MC>
     requires(R == 1 || C == 1)
 struct repr_traits<Eigen::Matrix<T, R, C, O, MR, MC>> {
@@ -39,6 +44,8 @@ struct repr_traits<Eigen::Matrix<T, R, C, O, MR, MC>> {
     }
 };
 
+/// An Eigen::Map of a dense vector: dense; as an output it must already have
+/// the result's size (else sparse_reduce::error).
 template <class T, int R, int C, int O, int MR, int MC, int MapOptions>
     requires(R == 1 || C == 1)
 struct repr_traits<Eigen::Map<Eigen::Matrix<T, R, C, O, MR, MC>, MapOptions>> {
@@ -55,6 +62,8 @@ struct repr_traits<Eigen::Map<Eigen::Matrix<T, R, C, O, MR, MC>, MapOptions>> {
     }
 };
 
+/// Eigen::SparseVector: index/value, read and written zero-copy; as an output
+/// its StorageIndex must hold the dimension (else sparse_reduce::error).
 template <class T, int O, class I>
 struct repr_traits<Eigen::SparseVector<T, O, I>> {
     static constexpr repr_kind kind = repr_kind::index_value;

@@ -1,12 +1,7 @@
 #pragma once
-// index_value_vector<T, Index>: a sparse vector of dimension size() holding
-// nnz() entries as two arrays, indices strictly increasing. An absent entry
-// means "the identity of whatever operation is applied" (0 for plus, +inf for
-// min, ...); the library never stores entries equal to that identity.
-//
-//   dimension 10:   . 7 . . . 2 . . 9 .
-//   indices():        1       5     8
-//   values():         7       2     9
+/// @file
+/// index_value_vector, the library's own sparse vector (sorted indices and
+/// their values). Included by `<sparse_reduce/sparse_reduce.hpp>`.
 
 #include <algorithm>
 #include <concepts>
@@ -26,26 +21,44 @@
 
 namespace sparse_reduce {
 
+/// A sparse vector of dimension size() holding nnz() entries as two arrays,
+/// indices strictly increasing. An absent entry means "the identity of
+/// whatever operation is applied" (0 for plus, +inf for min, ...); the
+/// library never stores entries equal to that identity.
+///
+///     dimension 10:   . 7 . . . 2 . . 9 .
+///     indices():        1       5     8
+///     values():         7       2     9
+///
+/// @tparam T     value type (trivially copyable)
+/// @tparam Index unsigned index type; the dimension must fit it
 template <class T, std::unsigned_integral Index = std::uint32_t>
     requires std::is_trivially_copyable_v<T>
 class index_value_vector {
 public:
-    using value_type = T;
-    using index_type = Index;
+    using value_type = T;     ///< The value type.
+    using index_type = Index; ///< The index type.
 
+    /// Dimension 0, no entries.
     index_value_vector() = default;
 
+    /// No entries (all identity) in the given dimension.
+    /// @throws sparse_reduce::error if the dimension does not fit Index
     explicit index_value_vector(std::size_t dimension) : dim_(checked_dimension(dimension)) {}
 
-    // Takes sorted, unique indices below `dimension`; throws error otherwise.
+    /// Takes sorted, unique indices below `dimension`, and their values.
+    /// @throws sparse_reduce::error when indices are not strictly increasing,
+    ///         out of range, or differ in length from values
     index_value_vector(std::size_t dimension, const std::vector<Index>& indices, const std::vector<T>& values)
         : dim_(checked_dimension(dimension)), idx_(indices.begin(), indices.end()), val_(values.begin(), values.end())
     {
         validate();
     }
 
-    // Any order, duplicates allowed: sorts by index (stable) and folds
-    // duplicates left to right with op; results equal to op's identity are dropped.
+    /// From entries in any order, duplicates allowed: sorts by index (stable)
+    /// and folds duplicates left to right with op; results equal to op's
+    /// identity are dropped.
+    /// @throws sparse_reduce::error on an index out of range or lengths that differ
     template <class Op>
         requires associative_op<Op, T>
     static index_value_vector from_unsorted(std::size_t dimension, std::span<const Index> indices,
@@ -74,32 +87,38 @@ public:
         return out;
     }
 
-    std::size_t size() const noexcept { return dim_; }
-    std::size_t nnz() const noexcept { return idx_.size(); }
-    bool empty() const noexcept { return idx_.empty(); }
+    std::size_t size() const noexcept { return dim_; }        ///< The dimension.
+    std::size_t nnz() const noexcept { return idx_.size(); }  ///< Stored entries.
+    bool empty() const noexcept { return idx_.empty(); }      ///< No stored entry.
 
+    /// The stored indices, strictly increasing.
     std::span<const Index> indices() const noexcept { return {idx_.data(), idx_.size()}; }
+    /// The stored values, in index order.
     std::span<const T> values() const noexcept { return {val_.data(), val_.size()}; }
+    /// The stored values, writable in place.
     std::span<T> values() noexcept { return {val_.data(), val_.size()}; }
 
+    /// Room for n entries.
     void reserve(std::size_t n)
     {
         idx_.reserve(n);
         val_.reserve(n);
     }
+    /// Removes every entry; the dimension stays.
     void clear() noexcept
     {
         idx_.clear();
         val_.clear();
     }
-    // Clears the entries and sets a new dimension.
+    /// Clears the entries and sets a new dimension.
     void reset(std::size_t dimension)
     {
         dim_ = checked_dimension(dimension);
         clear();
     }
 
-    // Appends an entry; the index must exceed the last one and be below size().
+    /// Appends an entry; the index must exceed the last one and be below size().
+    /// @throws sparse_reduce::error otherwise
     void push_back(std::size_t i, const T& v)
     {
         check_index(i);
@@ -110,17 +129,18 @@ public:
         val_.push_back(v);
     }
 
-    // Unchecked growth for kernels that produce sorted output: resize, then
-    // write through the raw pointers, then shrink to what was written.
+    /// Unchecked growth for kernels that produce sorted output: resize, then
+    /// write through the raw pointers, then shrink to what was written.
     void resize_nnz(std::size_t n)
     {
         idx_.resize(n);
         val_.resize(n);
     }
-    Index* index_data() noexcept { return idx_.data(); }
-    T* value_data() noexcept { return val_.data(); }
+    Index* index_data() noexcept { return idx_.data(); } ///< Raw index storage (see resize_nnz).
+    T* value_data() noexcept { return val_.data(); }     ///< Raw value storage (see resize_nnz).
 
-    // Throws error unless the indices are strictly increasing and below size().
+    /// Checks the invariants.
+    /// @throws sparse_reduce::error unless the indices are strictly increasing and below size().
     void validate() const
     {
         detail::require(idx_.size() == val_.size(), "index_value_vector: indices and values differ in length");
@@ -133,6 +153,7 @@ public:
         }
     }
 
+    /// Same dimension and entries (floating-point values compared by their bits).
     friend bool operator==(const index_value_vector& a, const index_value_vector& b)
     {
         return a.dim_ == b.dim_ && std::equal(a.idx_.begin(), a.idx_.end(), b.idx_.begin(), b.idx_.end()) &&

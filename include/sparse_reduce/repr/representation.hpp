@@ -1,11 +1,17 @@
 #pragma once
-// What the library accepts as a vector, and how it reads and writes each kind
-// without copying. Three kinds:
-//   dense        std::vector<T>, std::span<T>, std::array, Eigen dense vectors
-//   index_value  index_value_vector<T, I>, Eigen::SparseVector<T, O, I>
-//   rle          rle_vector<T>
-// Adapters are traits specialised per type (repr/eigen.hpp adds Eigen's), so
-// no wrapper class stands between the user's vector and the kernels.
+/// @file
+/// The representation concept: what the library accepts as a vector, and how
+/// it reads and writes each kind without copying. Included by
+/// `<sparse_reduce/sparse_reduce.hpp>`.
+///
+/// Three kinds (repr_kind):
+///
+///     dense        std::vector<T>, std::span<T>, std::array, Eigen dense vectors
+///     index_value  index_value_vector<T, I>, Eigen::SparseVector<T, O, I>
+///     rle          rle_vector<T>
+///
+/// Adapters are traits specialised per type (repr/eigen.hpp adds Eigen's), so
+/// no wrapper class stands between the user's vector and the kernels.
 
 #include <array>
 #include <cstddef>
@@ -21,13 +27,22 @@
 
 namespace sparse_reduce {
 
-enum class repr_kind { dense, index_value, rle };
+/// The three kinds of vector the library reads and writes.
+enum class repr_kind {
+    dense,       ///< Every element stored (std::vector, std::span, std::array, Eigen dense).
+    index_value, ///< Sorted indices and their values (index_value_vector, Eigen::SparseVector).
+    rle          ///< NaN-marker run-length encoding (rle_vector).
+};
 
+/// The adapter of a vector type V: its `kind`, `value_type`, and how to read
+/// and write it. Specialised below and in repr/eigen.hpp; a type with a
+/// specialisation is a `representation`.
 template <class V>
-struct repr_traits; // specialised below and in repr/eigen.hpp
+struct repr_traits;
 
 // ---- dense ---------------------------------------------------------------
-// dense traits: read(v) -> span<const T>; output(v, n) -> span<T> of size n.
+/// std::vector: dense; `read(v)` gives a `span<const T>`, `output(v, n)` resizes
+/// to n and gives a `span<T>`.
 template <class T, class A>
 struct repr_traits<std::vector<T, A>> {
     static constexpr repr_kind kind = repr_kind::dense;
@@ -40,6 +55,8 @@ struct repr_traits<std::vector<T, A>> {
     }
 };
 
+/// std::span: dense; as an output it must already have the result's size
+/// (else sparse_reduce::error).
 template <class T, std::size_t E>
 struct repr_traits<std::span<T, E>> {
     static constexpr repr_kind kind = repr_kind::dense;
@@ -55,6 +72,7 @@ struct repr_traits<std::span<T, E>> {
     }
 };
 
+/// std::array: dense; as an output N must be the result's size.
 template <class T, std::size_t N>
 struct repr_traits<std::array<T, N>> {
     static constexpr repr_kind kind = repr_kind::dense;
@@ -69,9 +87,9 @@ struct repr_traits<std::array<T, N>> {
 };
 
 // ---- index/value -----------------------------------------------------------
-// sparse traits: indices(v), values(v) spans; begin_output(v, n, capacity)
-// hands out raw index and value pointers for `capacity` entries, and
-// commit_output(v, count) keeps the first `count`.
+/// index_value_vector: sparse. `indices(v)`, `values(v)` spans;
+/// `begin_output(v, n, capacity)` hands out raw index and value pointers for
+/// `capacity` entries, and `commit_output(v, count)` keeps the first `count`.
 template <class T, class I>
 struct repr_traits<index_value_vector<T, I>> {
     static constexpr repr_kind kind = repr_kind::index_value;
@@ -95,29 +113,38 @@ struct repr_traits<index_value_vector<T, I>> {
 };
 
 // ---- rle -------------------------------------------------------------------
+/// rle_vector: run-length encoded (read and written by the RLE kernels).
 template <class T>
 struct repr_traits<rle_vector<T>> {
     static constexpr repr_kind kind = repr_kind::rle;
     using value_type = T;
 };
 
+/// The value type of a representation V (cv and reference removed).
 template <class V>
 using value_type_of = typename repr_traits<std::remove_cvref_t<V>>::value_type;
 
+/// A vector type the collectives accept: one with a repr_traits specialisation.
+/// Eigen's need `<sparse_reduce/repr/eigen.hpp>` (or the umbrella header).
 template <class V>
 concept representation = requires { repr_traits<std::remove_cvref_t<V>>::kind; };
 
+/// A representation of kind K.
 template <class V, repr_kind K>
 concept representation_of = representation<V> && repr_traits<std::remove_cvref_t<V>>::kind == K;
 
+/// A dense representation (std::vector, std::span, std::array, Eigen dense).
 template <class V>
 concept dense_representation = representation_of<V, repr_kind::dense>;
+/// An index/value representation (index_value_vector, Eigen::SparseVector):
+/// what reduce_scatter writes.
 template <class V>
 concept index_value_representation = representation_of<V, repr_kind::index_value>;
+/// An RLE representation (rle_vector).
 template <class V>
 concept rle_representation = representation_of<V, repr_kind::rle>;
 
-// The dimension of any representation.
+/// The dimension (number of elements, stored or not) of any representation.
 template <representation V>
 std::size_t dimension(const V& v)
 {
@@ -128,7 +155,8 @@ std::size_t dimension(const V& v)
     else static_assert(detail::dependent_false<V>, "dimension: a repr_kind without a case here");
 }
 
-// Upper bound of the non-identity entries a representation can yield.
+/// Upper bound of the non-identity entries a representation can yield: its
+/// size for dense, its stored entries for index/value, its values for RLE.
 template <representation V>
 std::size_t stored_entries(const V& v)
 {

@@ -32,6 +32,7 @@
 
 namespace sparse_reduce {
 
+/// A value rle_vector and the RLE wire format can hold: an IEEE float or double.
 template <class T>
 concept rle_value = std::floating_point<T> && std::numeric_limits<T>::is_iec559 &&
                     (sizeof(T) == 4 || sizeof(T) == 8);

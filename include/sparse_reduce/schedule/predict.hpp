@@ -1,31 +1,35 @@
 #pragma once
-// The analytic estimate of a schedule's completion time: what automatic
-// selection compares candidates with, in microseconds of arithmetic instead
-// of a simulation. It counts what the simulator counts (the nodes' dense and
-// sparse work, bytes and messages), from expected sizes instead of data:
-//
-//   entries of a subtree of k ranks   merged_entries(k, n, C, model)
-//   its stream                        min(entries * (index + value), C * value)
-//                                     bytes, in ceil(bytes / segment) messages
-//   a node's fold                     dense when its inputs' entries reach a
-//                                     quarter of the window (as the node does)
-//   with wire::dense                  every stream C * value bytes, and every
-//                                     node with children folds densely
-//
-// and composes them as a pipeline:
-//
-//   T = max( first piece through the tree     (recursion: a node receives its
-//                                              children's first messages in
-//                                              order of readiness on its link,
-//                                              then folds one piece)
-//            + max over ranks of the rest of its work,
-//            max over ranks of all its work )  (trees sharing a rank share it)
-//
-// which is the recursion itself when everything fits one message, and the
-// classic fill-plus-bottleneck of a pipeline when streams are long. A rank's
-// work is its link time plus its processor time: with two buffers per
-// stream, receiving, folding and sending a window barely overlap (the
-// simulator shows it).
+/// @file
+/// predicted_time, the analytic estimate of a schedule's completion time.
+/// Include `<sparse_reduce/sparse_reduce.hpp>`.
+///
+/// The analytic estimate of a schedule's completion time: what automatic
+/// selection compares candidates with, in microseconds of arithmetic instead
+/// of a simulation. It counts what the simulator counts (the nodes' dense and
+/// sparse work, bytes and messages), from expected sizes instead of data:
+///
+///      entries of a subtree of k ranks   merged_entries(k, n, C, model)
+///      its stream                        min(entries * (index + value), C * value)
+///                                        bytes, in ceil(bytes / segment) messages
+///      a node's fold                     dense when its inputs' entries reach a
+///                                        quarter of the window (as the node does)
+///      with wire::dense                  every stream C * value bytes, and every
+///                                        node with children folds densely
+///
+/// and composes them as a pipeline:
+///
+///      T = max( first piece through the tree     (recursion: a node receives its
+///                                                 children's first messages in
+///                                                 order of readiness on its link,
+///                                                 then folds one piece)
+///               + max over ranks of the rest of its work,
+///               max over ranks of all its work )  (trees sharing a rank share it)
+///
+/// which is the recursion itself when everything fits one message, and the
+/// classic fill-plus-bottleneck of a pipeline when streams are long. A rank's
+/// work is its link time plus its processor time: with two buffers per
+/// stream, receiving, folding and sending a window barely overlap (the
+/// simulator shows it).
 
 #include <algorithm>
 #include <cmath>
@@ -39,10 +43,11 @@
 
 namespace sparse_reduce {
 
+/// The call a prediction is for.
 struct workload {
-    double entries = 0;       // expected non-identity entries per rank
-    bool dense_input = false; // ranks pass dense arrays (scanned once)
-    bool dense_output = true; // the root writes a dense array
+    double entries = 0;       ///< Expected non-identity entries per rank.
+    bool dense_input = false; ///< Ranks pass dense arrays (scanned once).
+    bool dense_output = true; ///< The root writes a dense array.
 };
 
 namespace detail {
@@ -142,6 +147,8 @@ inline double predicted_first_piece(const tree& t, double f, const schedule& s, 
 
 } // namespace detail
 
+/// The predicted completion time in seconds of schedule s for workload w on
+/// machine m, with merged(k) the expected entries of k ranks' merged vectors.
 inline double predicted_time(const schedule& s, const workload& w, const cost_model& m, const merged_size_fn& merged)
 {
     const std::size_t ntrees = std::max<std::size_t>(1, s.trees.size());
@@ -170,6 +177,7 @@ inline double predicted_time(const schedule& s, const workload& w, const cost_mo
     return std::max(first + rest, busiest);
 }
 
+/// predicted_time with merged sizes from m's merge model.
 inline double predicted_time(const schedule& s, const workload& w, const cost_model& m)
 {
     return predicted_time(s, w, m, merged_size_fn(w.entries, static_cast<double>(s.dimension), m.merge));

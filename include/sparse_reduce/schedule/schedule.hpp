@@ -1,14 +1,18 @@
 #pragma once
-// A schedule: the tree(s) plus the cut of the index space into windows, i.e.
-// everything a rank needs to know to run its part, as plain data:
-//
-//   for each of its windows s (all of them, or every other one per tree):
-//     take window s of every child's stream, fold in the tree's order
-//     (c[0] ⊗ ... ⊗ own ⊗ ...), encode, append to the message for the
-//     parent; send the message once it holds segment_bytes
-//
-// Printable (to_string) and drawable (to_dot) without MPI; a reduce_plan
-// gives the one it runs (plan.schedule_for(commutative)).
+/// @file
+/// sparse_reduce::schedule, the trees plus the cut of the index space into windows,
+/// and its text and Graphviz forms. Include `<sparse_reduce/sparse_reduce.hpp>`.
+///
+/// A schedule: the tree(s) plus the cut of the index space into windows, i.e.
+/// everything a rank needs to know to run its part, as plain data:
+///
+///      for each of its windows s (all of them, or every other one per tree):
+///        take window s of every child's stream, fold in the tree's order
+///        (c[0] ⊗ ... ⊗ own ⊗ ...), encode, append to the message for the
+///        parent; send the message once it holds segment_bytes
+///
+/// Printable (to_string) and drawable (to_dot) without MPI; a reduce_plan
+/// gives the one it runs (plan.schedule_for(commutative)).
 
 #include <cstddef>
 #include <sstream>
@@ -20,19 +24,21 @@
 
 namespace sparse_reduce {
 
+/// What every rank runs: the tree(s) and the windows (see the file's description).
 struct schedule {
-    std::vector<tree> trees;         // one, or two taking alternate windows
-    std::size_t dimension = 0;
-    std::size_t window = 1;          // elements per window (segment)
-    std::size_t segment_bytes = 0;
-    wire::format format = wire::adaptive;
-    std::string selection; // how policy::automatic chose it; empty for a fixed policy
-    std::string reason;    // why this tree, in words (report::reason)
+    std::vector<tree> trees;         ///< One, or two taking alternate windows.
+    std::size_t dimension = 0;       ///< The vectors' dimension.
+    std::size_t window = 1;          ///< Elements per window (segment).
+    std::size_t segment_bytes = 0;   ///< Bytes a message is sent at.
+    wire::format format = wire::adaptive; ///< The wire format.
+    std::string selection; ///< How policy::automatic chose it; empty for a fixed policy.
+    std::string reason;    ///< Why this tree, in words (report::reason).
 
+    /// The number of windows.
     std::size_t windows() const { return (dimension + window - 1) / window; }
 };
 
-// One line: what a report calls the algorithm.
+/// One line: what a report calls the algorithm.
 inline std::string describe(const schedule& s)
 {
     std::string d = s.trees.empty() ? std::string("none") : s.trees.front().name;
@@ -43,6 +49,7 @@ inline std::string describe(const schedule& s)
     return d;
 }
 
+/// Text form: per tree, what every rank receives, folds and sends.
 inline std::string to_string(const schedule& s)
 {
     std::ostringstream os;
@@ -78,8 +85,8 @@ inline std::string to_string(const schedule& s)
     return os.str();
 }
 
-// Graphviz text: one cluster per tree, edges child -> parent labelled with
-// the windows they carry, dashed edges for forwards to the root.
+/// Graphviz text: one cluster per tree, edges child -> parent labelled with
+/// the windows they carry, dashed edges for forwards to the root.
 inline std::string to_dot(const schedule& s)
 {
     std::ostringstream os;

@@ -1,22 +1,23 @@
 #pragma once
-// What automatic selection knows about the machine: the calibrated cost
-// model and Sreduce's thresholds, from a small text file written by
-// sparse_reduce_tune, or built-in defaults.
-//
-//   # sparse_reduce tuning
-//   alpha = 4.1e-07              seconds per message
-//   beta = 1.2e-10               seconds per byte
-//   gamma = 2.3e-09              seconds per sparse entry
-//   gamma_dense = 2.9e-10        seconds per dense element
-//   T_c_small_bytes = 65536      T_u^c: below, the binomial tree (latency-bound)
-//   T_c_sparse_bytes = 67108864  T_s^c: sparse data up to this size stays binomial...
-//   T_s = 0.99                   ...when more than this fraction is identity...
-//   T_p_uniform = 64             ...and P is below T_u^p (uniform supports)
-//   T_p_zipf = 1024              ...or below T_z^p (zipf supports)
-//
-// Where it comes from: policy::automatic{.tuning_file = path}, else the file
-// named by $SPARSE_REDUCE_TUNING, else the defaults. Unknown keys and
-// malformed lines throw sparse_reduce::error naming the file and line.
+/// @file
+/// The tuning: what automatic selection knows about the machine, the calibrated
+/// cost model and Sreduce's thresholds, from a small text file written by
+/// sparse_reduce_tune, or built-in defaults. Include `<sparse_reduce/sparse_reduce.hpp>`.
+///
+///      # sparse_reduce tuning
+///      alpha = 4.1e-07              seconds per message
+///      beta = 1.2e-10               seconds per byte
+///      gamma = 2.3e-09              seconds per sparse entry
+///      gamma_dense = 2.9e-10        seconds per dense element
+///      T_c_small_bytes = 65536      T_u^c: below, the binomial tree (latency-bound)
+///      T_c_sparse_bytes = 67108864  T_s^c: sparse data up to this size stays binomial...
+///      T_s = 0.99                   ...when more than this fraction is identity...
+///      T_p_uniform = 64             ...and P is below T_u^p (uniform supports)
+///      T_p_zipf = 1024              ...or below T_z^p (zipf supports)
+///
+/// Where it comes from: policy::automatic{.tuning_file = path}, else the file
+/// named by $SPARSE_REDUCE_TUNING, else the defaults. Unknown keys and
+/// malformed lines throw sparse_reduce::error naming the file and line.
 
 #include <cmath>
 #include <cstdlib>
@@ -31,24 +32,26 @@
 
 namespace sparse_reduce {
 
+/// Sreduce's thresholds (doc/selection.md).
 struct thresholds {
-    double small_bytes = 64 * 1024;           // T_u^c
-    double sparse_bytes = 64.0 * 1024 * 1024; // T_s^c
-    double sparsity = 0.99;                   // T_s
-    int ranks_uniform = 64;                   // T_u^p
-    int ranks_zipf = 1024;                    // T_z^p
+    double small_bytes = 64 * 1024;           ///< T_u^c: below, the binomial tree (latency-bound).
+    double sparse_bytes = 64.0 * 1024 * 1024; ///< T_s^c: sparse data up to this size stays binomial...
+    double sparsity = 0.99;                   ///< T_s: ...when more than this fraction is identity...
+    int ranks_uniform = 64;                   ///< T_u^p: ...and P is below this (uniform supports)...
+    int ranks_zipf = 1024;                    ///< T_z^p: ...or below this (zipf supports).
     friend bool operator==(const thresholds&, const thresholds&) = default;
 };
 
+/// A machine's tuning: its cost model and Sreduce's thresholds.
 struct tuning {
-    cost_model machine{};
-    thresholds limits{};
-    std::string source = "built-in defaults";
+    cost_model machine{};                     ///< The calibrated α-β-γ model.
+    thresholds limits{};                      ///< Sreduce's thresholds.
+    std::string source = "built-in defaults"; ///< Where it was read from.
     friend bool operator==(const tuning&, const tuning&) = default;
 };
 
-// Its model (validate(cost_model)) and finite thresholds >= 0, else
-// sparse_reduce::error naming `who`.
+/// Checks its model (validate(cost_model)) and that the thresholds are finite and >= 0.
+/// @throws sparse_reduce::error naming `who` otherwise
 inline void validate(const tuning& t, const char* who = "tuning")
 {
     validate(t.machine, who);
@@ -62,6 +65,7 @@ inline void validate(const tuning& t, const char* who = "tuning")
     limit("T_s", t.limits.sparsity);
 }
 
+/// The tuning in the file format (parse_tuning reads it back).
 inline std::string to_string(const tuning& t)
 {
     std::ostringstream os;
@@ -79,6 +83,8 @@ inline std::string to_string(const tuning& t)
     return os.str();
 }
 
+/// Reads a tuning in the file format; `name` (the file) goes into messages and `source`.
+/// @throws sparse_reduce::error naming the file and line for unknown keys and malformed lines
 inline tuning parse_tuning(std::istream& in, const std::string& name)
 {
     tuning t;
@@ -107,7 +113,8 @@ inline tuning parse_tuning(std::istream& in, const std::string& name)
     return t;
 }
 
-// A tuning file, read once per path and process.
+/// A tuning file, read once per path and process.
+/// @throws sparse_reduce::error when the file cannot be read or is malformed
 inline const tuning& load_tuning(const std::string& path)
 {
     static std::mutex mu;
@@ -119,7 +126,8 @@ inline const tuning& load_tuning(const std::string& path)
     return cache.emplace(path, parse_tuning(f, path)).first->second;
 }
 
-// The explicit file, else $SPARSE_REDUCE_TUNING, else the defaults.
+/// The tuning in use: the explicit file, else $SPARSE_REDUCE_TUNING, else the defaults.
+/// @throws sparse_reduce::error when the file cannot be read or is malformed
 inline const tuning& current_tuning(const std::string& path = {})
 {
     static const tuning defaults{};

@@ -1,24 +1,30 @@
 #pragma once
-// histogram_sort(comm, data [, comp, options]): sorts a vector distributed
-// over the ranks of comm. Afterwards every rank's data is sorted by comp and
-// rank r's items all precede rank r + 1's; rank r holds the items of its
-// bins (within ±tolerance of N / P when bins_per_rank is 1).
-//
-// The phases (Sayer 2021), each timed:
-//   rebalance       N / P items per rank (neighbour exchanges)
-//   local_sort      std::sort of each rank's items
-//   find_splitters  iterative histogramming to bins_per_rank * P bins
-//   move_data       alltoall of counts, then point-to-point transfers
-//   merge           the P received sorted runs merged pairwise (log P passes)
-// Collective. Keys are trivially copyable and travel as raw bytes.
-//
-// A comparator or interpolation that throws (anything) on some ranks, in
-// any phase, makes every rank throw sparse_reduce::error with the lowest
-// failing rank's text: the local sort's failure goes into find_splitters'
-// first agreement, find_splitters and move_data agree on theirs, and the
-// merge's is agreed on at the end (one small allreduce). data is then
-// unspecified (a permutation of some ranks' items, none lost on a rank
-// that did not fail before move_data).
+/// @file
+/// histogram_sort, the distributed histogram sort, with its options and timings.
+/// Include `<sparse_reduce/sparse_reduce.hpp>`.
+///
+/// histogram_sort(comm, data [, comp, options]): sorts a vector distributed
+/// over the ranks of comm. Afterwards every rank's data is sorted by comp and
+/// rank r's items all precede rank r + 1's; rank r holds the items of its
+/// bins (within ±tolerance of N / P when bins_per_rank is 1).
+///
+/// The phases (Sayer 2021), each timed:
+///
+///      rebalance       N / P items per rank (neighbour exchanges)
+///      local_sort      std::sort of each rank's items
+///      find_splitters  iterative histogramming to bins_per_rank * P bins
+///      move_data       alltoall of counts, then point-to-point transfers
+///      merge           the P received sorted runs merged pairwise (log P passes)
+///
+/// Collective. Keys are trivially copyable and travel as raw bytes.
+///
+/// A comparator or interpolation that throws (anything) on some ranks, in
+/// any phase, makes every rank throw sparse_reduce::error with the lowest
+/// failing rank's text: the local sort's failure goes into find_splitters'
+/// first agreement, find_splitters and move_data agree on theirs, and the
+/// merge's is agreed on at the end (one small allreduce). data is then
+/// unspecified (a permutation of some ranks' items, none lost on a rank
+/// that did not fail before move_data).
 
 #include <algorithm>
 #include <cstddef>
@@ -39,16 +45,17 @@
 
 namespace sparse_reduce {
 
+/// histogram_sort's parameters.
 struct histogram_sort_options {
-    double tolerance = 0.01;  // allowed deviation of a bin from N / bins, as a fraction
-    int bins_per_rank = 1;    // more bins than ranks: each rank owns a group
-    splitter_options search{};
-    // A barrier before each phase, so that a phase's time is its own and not
-    // the wait for the slowest rank's previous phase (for benchmarks).
+    double tolerance = 0.01;  ///< Allowed deviation of a bin from N / bins, as a fraction.
+    int bins_per_rank = 1;    ///< More bins than ranks: each rank owns a group.
+    splitter_options search{}; ///< The splitter search's limits.
+    /// A barrier before each phase, so that a phase's time is its own and not
+    /// the wait for the slowest rank's previous phase (for benchmarks).
     bool synchronize_phases = false;
 };
 
-// Seconds per phase on this rank (MPI_Wtime), and what the search did.
+/// Seconds per phase on this rank (MPI_Wtime), and what the search did.
 struct sort_timings {
     double rebalance = 0, local_sort = 0, find_splitters = 0, move_data = 0, merge = 0, total = 0;
     int iterations = 0;
@@ -85,6 +92,17 @@ void merge_runs(std::vector<K>& v, std::vector<std::size_t> runs, const Compare&
 
 } // namespace detail
 
+/// Sorts `data`, distributed over the ranks of comm, by comp: afterwards every
+/// rank's data is sorted and rank r's items all precede rank r + 1's.
+/// Collective.
+/// @param comm    an intracommunicator
+/// @param data    this rank's items (trivially copyable keys); replaced by its share
+/// @param comp    a strict weak order
+/// @param options tolerance, bins per rank, search limits
+/// @param interp  interpolates between two keys (for the splitter search)
+/// @return this rank's time per phase and what the search did
+/// @throws sparse_reduce::error on every rank, with the lowest failing rank's
+///         text, when comp or interp throws on some rank or arguments are invalid
 template <sort_key K, key_order<K> Compare = std::less<>, key_interpolation<K> Interp = interpolate>
 sort_timings histogram_sort(const boost::mpi::communicator& comm, std::vector<K>& data, const Compare& comp = {},
                             histogram_sort_options options = {}, const Interp& interp = {})

@@ -1,30 +1,32 @@
 #pragma once
-// sparse_reduce::reduce_scatter_balanced — reduce_scatter whose index ranges
-// give every rank about the same number of RESULT entries.
-//
-//   std::vector<std::size_t> ranges = reduce_scatter_balanced(comm, in, out, op [, tolerance]);
-//
-// Same inputs, outputs and errors as reduce_scatter (collective/reduce_scatter.hpp);
-// the ranges are chosen here and returned. Block ranges fail under skew: with
-// supports crowding the low indices (zipf), rank 0's block holds most of the
-// result. Balancing the positions of the inputs' entries is not enough either:
-// an index present on many ranks is many input entries but one result entry.
-// So the ranges come from histogramming over the DISTINCT positions:
-//
-//   1. find_splitters over every rank's entry positions (sorted already, one
-//      key per input entry): ranges that balance the input entries each rank
-//      receives in step 2;
-//   2. a reduce_scatter of the supports (one byte per entry, bit_or) by those
-//      ranges: each rank ends with the union of the supports in its range,
-//      every position exactly once across ranks;
-//   3. find_splitters over those distinct positions with P bins and the
-//      tolerance: the splitters cut the union into P shares within
-//      ±tolerance; one allreduce turns them into index boundaries;
-//   4. the reduce_scatter of the values by these ranges.
-// Every rank then owns (1 ± tolerance) U / P result entries, U the size of the
-// union of the supports (fewer where values cancel to the identity). Steps
-// 1-3 cost two histogram searches and one pass of the supports (5 bytes per
-// entry) before the real exchange.
+/// @file
+/// reduce_scatter_balanced, a reduce_scatter whose index ranges give every rank
+/// about the same number of RESULT entries. Include `<sparse_reduce/sparse_reduce.hpp>`.
+///
+///      std::vector<std::size_t> ranges = reduce_scatter_balanced(comm, in, out, op [, tolerance]);
+///
+/// Same inputs, outputs and errors as reduce_scatter (collective/reduce_scatter.hpp);
+/// the ranges are chosen here and returned. Block ranges fail under skew: with
+/// supports crowding the low indices (zipf), rank 0's block holds most of the
+/// result. Balancing the positions of the inputs' entries is not enough either:
+/// an index present on many ranks is many input entries but one result entry.
+/// So the ranges come from histogramming over the DISTINCT positions:
+///
+///      1. find_splitters over every rank's entry positions (sorted already, one
+///         key per input entry): ranges that balance the input entries each rank
+///         receives in step 2;
+///      2. a reduce_scatter of the supports (one byte per entry, bit_or) by those
+///         ranges: each rank ends with the union of the supports in its range,
+///         every position exactly once across ranks;
+///      3. find_splitters over those distinct positions with P bins and the
+///         tolerance: the splitters cut the union into P shares within
+///         ±tolerance; one allreduce turns them into index boundaries;
+///      4. the reduce_scatter of the values by these ranges.
+///
+/// Every rank then owns (1 ± tolerance) U / P result entries, U the size of the
+/// union of the supports (fewer where values cancel to the identity). Steps
+/// 1-3 cost two histogram searches and one pass of the supports (5 bytes per
+/// entry) before the real exchange.
 
 #include <algorithm>
 #include <cstddef>
@@ -119,7 +121,16 @@ std::vector<std::size_t> reduce_scatter_balanced_checked(const boost::mpi::commu
 
 } // namespace detail
 
-// Any argument types: a wrong one fails in checked_call, with a message that names the fix.
+/// reduce_scatter with ranges chosen so that every rank owns about the same
+/// number of result entries (within ±tolerance). Collective. Any argument
+/// types: a wrong one fails to compile with a message that names the fix.
+/// @param comm      an intracommunicator
+/// @param in        this rank's vector (any representation), same dimension everywhere
+/// @param out       index_value_vector or Eigen::SparseVector: this rank's range of the result
+/// @param op        an associative_op; folded in rank order
+/// @param tolerance allowed deviation of a rank's share, as a fraction
+/// @return the ranges used (P + 1 boundaries)
+/// @throws sparse_reduce::error on every rank, as reduce_scatter
 template <class In, class Out, class Op>
 std::vector<std::size_t> reduce_scatter_balanced(const boost::mpi::communicator& comm, const In& in, Out&& out,
                                                  const Op& op, double tolerance = 0.02)

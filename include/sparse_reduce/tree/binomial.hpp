@@ -1,9 +1,12 @@
 #pragma once
-/*
+/** @file
+ binomial_tree, the binomial reduction tree. Include `<sparse_reduce/sparse_reduce.hpp>`.
+
  Binomial tree. Node lo of interval [lo, hi) receives from lo+1, lo+2,
  lo+4, ... each heading the next power-of-two slice; depth ceil(log2 P).
  Rooted at 0 the slices are contiguous, so the fold is in rank order.
 
+ @verbatim
    P = 8:            0
                  /  |   \
                 1   2     4
@@ -11,6 +14,7 @@
                     3   5   6
                             |
                             7
+ @endverbatim
 
  The Sreduce draft's (n.d.) §4.1 local pipelining is the executor's: a rank whose partial
  result has grown sends it in pieces (see exec/).
@@ -20,6 +24,12 @@
 
 namespace sparse_reduce {
 
+/// The binomial tree over P ranks, serving `root`.
+/// @param size        P, the number of ranks
+/// @param root        the rank that receives the result
+/// @param commutative whether the tree may be rotated onto the root (else it
+///                    keeps rank order and its top forwards to the root)
+/// @throws sparse_reduce::error for an invalid root
 inline tree binomial_tree(int size, int root, bool commutative)
 {
     tree t = detail::build_interval_tree(size, [](int lo, int hi, std::vector<detail::interval>& out) {

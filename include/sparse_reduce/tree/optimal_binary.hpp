@@ -1,19 +1,25 @@
 #pragma once
-/*
+/** @file
+ optimal_binary_tree, the binary tree of least modelled completion time. Include `<sparse_reduce/sparse_reduce.hpp>`.
+
  optimal_binary: the binary reduction tree that minimises the modelled
  completion time at the root, for the given per-rank entry counts (one small
  allgather of nnz) under the α-β-γ model of model/cost.hpp:
 
+ @verbatim
    T(v) = [receive the children's partial results, one at a time, in order
            of readiness: each costs alpha + beta * bytes(merged entries)]
           + gamma * (n_v + entries received)
    cost = T(top) + (a forward of the result to the root when top != root)
+ @endverbatim
 
  Every node has at most two children and holds its own vector too.
 
  Alphabetic (non-commutative operations): every subtree is a contiguous
  range of ranks, folded as left ⊗ own ⊗ right. The interval dynamic program
+ @verbatim
    T(i, j) = min over m in [i, j] of node(m; T(i, m-1), T(m+1, j))
+ @endverbatim
  is exact: merged sizes depend only on the interval, and a node's time only
  grows with its children's, so optimal subtrees compose. The top may be any
  rank; the forward to the root is part of the cost. Exact up to
@@ -28,9 +34,11 @@
  sorted by entry count, the root joining the best split: optimal among
  trees whose subtrees are contiguous in that order.
 
+ @verbatim
    e.g. nnz = 9 1 1 1 1 1 1 1 (rank 0 heavy, root 0, commutative):
    the heavy rank keeps its data and receives the light ranks' merged
    results late, instead of sending its large vector anywhere.
+ @endverbatim
 */
 
 #include <algorithm>
@@ -46,8 +54,8 @@
 
 namespace sparse_reduce {
 
-// The modelled completion time of any tree (used by the builder's tests, and
-// by selection). nnz[r] = rank r's entries.
+/// The modelled completion time of any tree under model m (used by the
+/// builder's tests, and by selection); nnz[r] = rank r's entries.
 inline double modelled_completion_time(const tree& t, std::span<const double> nnz, double dimension,
                                        const cost_model& m)
 {
@@ -422,10 +430,11 @@ inline optimal_result free_exact(std::span<const double> nnz, double dimension, 
 
 } // namespace detail
 
+/// How optimal_binary_tree searches.
 struct optimal_binary_options {
-    cost_model model{};
-    std::size_t exact_limit = 256; // exact interval program up to this many ranks
-    std::size_t grid_blocks = 128; // above: blocks of the grid program
+    cost_model model{};            ///< The model minimised.
+    std::size_t exact_limit = 256; ///< Exact interval program up to this many ranks.
+    std::size_t grid_blocks = 128; ///< Above: blocks of the grid program.
 };
 
 namespace detail {
@@ -534,7 +543,9 @@ inline optimal_result optimal_alphabetic(std::span<const double> nnz, double dim
 
 } // namespace detail
 
-// The tree with its modelled cost. nnz[r] = rank r's entry count.
+/// The tree of least modelled completion time, with its modelled cost;
+/// nnz[r] = rank r's entry count.
+/// @throws sparse_reduce::error for an invalid root or a NaN or infinite model
 inline detail::optimal_result optimal_binary_tree(std::span<const double> nnz, double dimension, int root,
                                                   bool commutative, const optimal_binary_options& o = {})
 {

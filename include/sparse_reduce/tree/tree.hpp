@@ -1,18 +1,7 @@
 #pragma once
-// A reduction tree as plain data: who sends to whom, and in which order a
-// node folds its children's results with its own. Printable and testable
-// without MPI; the executors read only the rank-local view.
-//
-//   parent[r]         the rank r sends its partial result to (-1 at the top)
-//   children[r]       the ranks r receives from, in fold order
-//   self_position[r]  where r's own vector goes among them: r folds
-//                       c[0] ⊗ ... ⊗ c[p-1] ⊗ own ⊗ c[p] ⊗ ...
-//   top               the rank where the fold completes
-//   destination       the root the caller asked for; when it differs from
-//                     top, top forwards the result in one more transfer (how
-//                     order-preserving trees serve any root)
-//   order_preserving  every subtree covers a contiguous range of ranks and
-//                     the fold order is rank order: safe for non-commutative ops
+/// @file
+/// sparse_reduce::tree, a reduction tree as plain data, and its text and
+/// Graphviz forms. Include `<sparse_reduce/sparse_reduce.hpp>`.
 
 #include <algorithm>
 #include <cstddef>
@@ -26,16 +15,31 @@
 
 namespace sparse_reduce {
 
+/// A reduction tree as plain data: who sends to whom, and in which order a
+/// node folds its children's results with its own. Printable and testable
+/// without MPI; the executors read only the rank-local view.
+///
+///     parent[r]         the rank r sends its partial result to (-1 at the top)
+///     children[r]       the ranks r receives from, in fold order
+///     self_position[r]  where r's own vector goes among them: r folds
+///                         c[0] ⊗ ... ⊗ c[p-1] ⊗ own ⊗ c[p] ⊗ ...
+///     top               the rank where the fold completes
+///     destination       the root the caller asked for; when it differs from
+///                       top, top forwards the result in one more transfer (how
+///                       order-preserving trees serve any root)
+///     order_preserving  every subtree covers a contiguous range of ranks and
+///                       the fold order is rank order: safe for non-commutative ops
 struct tree {
-    int size = 0;
-    int top = 0;
-    int destination = 0;
-    bool order_preserving = false;
-    std::string name;
-    std::vector<int> parent;
-    std::vector<std::vector<int>> children;
-    std::vector<int> self_position;
+    int size = 0;                           ///< P, the number of ranks.
+    int top = 0;                            ///< The rank where the fold completes.
+    int destination = 0;                    ///< The root the caller asked for.
+    bool order_preserving = false;          ///< Folds in rank order (safe for non-commutative ops).
+    std::string name;                       ///< E.g.\ "binomial", "k_ary(k=4)".
+    std::vector<int> parent;                ///< parent[r]: where r sends (-1 at the top).
+    std::vector<std::vector<int>> children; ///< children[r]: whom r receives from, in fold order.
+    std::vector<int> self_position;         ///< self_position[r]: where r's own vector goes among them.
 
+    /// What one rank needs of the tree.
     struct local_view {
         int parent;                    // -1 at the top
         std::span<const int> children; // fold order
@@ -43,6 +47,7 @@ struct tree {
         bool forwards;                 // this rank is top and must send the result to destination
         bool receives_forward;         // this rank is destination and top is another rank
     };
+    /// Rank `rank`'s view.
     local_view local(int rank) const
     {
         const auto r = static_cast<std::size_t>(rank);
@@ -50,7 +55,7 @@ struct tree {
                 rank == destination && top != destination};
     }
 
-    // Levels below the top (a single rank has depth 0).
+    /// Levels below the top (a single rank has depth 0).
     int depth() const
     {
         int d = 0;
@@ -144,7 +149,7 @@ inline tree place_root(tree t, int root, bool commutative)
 
 } // namespace detail
 
-// Text form, one rank per line: "r <- [children] self@k -> parent".
+/// Text form, one rank per line: "r <- [children] self@k -> parent".
 inline std::string to_string(const tree& t)
 {
     std::ostringstream os;
@@ -159,8 +164,8 @@ inline std::string to_string(const tree& t)
     return os.str();
 }
 
-// Graphviz text: an edge child -> parent for every transfer, labelled with its
-// position in the parent's fold; a dashed edge for the forward to the root.
+/// Graphviz text: an edge child -> parent for every transfer, labelled with its
+/// position in the parent's fold; a dashed edge for the forward to the root.
 inline std::string to_dot(const tree& t)
 {
     std::ostringstream os;

@@ -1,5 +1,7 @@
 #pragma once
-/*
+/** @file
+ two_trees, the two binary trees that share the windows. Include `<sparse_reduce/sparse_reduce.hpp>`.
+
  two_tree (Sanders, Speck and Träff 2009): two binary trees over all ranks,
  each folding in rank order, built so that the inner nodes of one are the
  leaves of the other. The executor sends the windows of the index space
@@ -8,11 +10,14 @@
 
  Tree A is an in-order tree whose leaves are exactly the even ranks (every
  interval starts at an even rank and is split at an odd one). Tree B:
+ @verbatim
    P even: A mirrored (r -> P-1-r); its leaves are the odd ranks.
    P odd:  the same construction over ranks 1..P-1 (leaves: the odd ranks),
            with rank 0 folded in first by rank 1, the one rank that is inner
            in both trees.
+ @endverbatim
 
+ @verbatim
    P = 8     A (top 3)              B (top 4)
                   3                     4
                /     \               /     \
@@ -21,6 +26,7 @@
             0   2   4   7         0   3   5   7
                         |         |
                         6         1
+ @endverbatim
 
  Both trees preserve rank order. For a root other than a tree's top, that
  top forwards its half of the result (non-commutative operations); for
@@ -74,6 +80,12 @@ tree relabel(const tree& t, int size, Map&& map, bool order_preserving)
 
 } // namespace detail
 
+/// The two trees over P ranks, serving `root`; the executor sends alternate windows through them.
+/// @param size        P, the number of ranks
+/// @param root        the rank that receives the result
+/// @param commutative whether the tree may be rotated onto the root (else it
+///                    keeps rank order and its top forwards to the root)
+/// @throws sparse_reduce::error for an invalid root
 inline std::array<tree, 2> two_trees(int size, int root, bool commutative)
 {
     if (root < 0 || root >= std::max(size, 1))
