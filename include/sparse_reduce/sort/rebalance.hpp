@@ -54,6 +54,77 @@ inline std::uint64_t balanced_prefix(std::uint64_t total, int ranks, int r)
     return rr * q + std::min(rr, rem);
 }
 
+// One rank's side of the exchange: the items crossing its two boundaries
+// and the buffers for them, allocated (allocate) before anything moves.
+template <class K>
+struct rebalance_exchange {
+    std::size_t n = 0, from_back = 0, to_back = 0, to_fwd = 0, from_fwd = 0;
+    uninit_vector<K> in_back, in_fwd, buf;
+    std::vector<K> out;
+
+    // When items pass through this rank: buf = [from r-1][mine][from r+1],
+    // and the send that exceeds what this rank holds waits for its receive.
+    bool through() const { return to_back > n || to_fwd > n; }
+    std::size_t kept() const { return n + from_back + from_fwd - to_back - to_fwd; }
+
+    void allocate(std::vector<K>& data)
+    {
+        if (through()) {
+            buf.resize(from_back + n + from_fwd);
+            data.reserve(kept());
+        } else {
+            in_back.resize(from_back);
+            in_fwd.resize(from_fwd);
+            if (from_back || from_fwd) out.reserve(kept());
+        }
+    }
+
+    // The usual case: sends come straight from data, receives land in
+    // buffers without zero-fill, and the result is built in one pass.
+    void run_direct(MPI_Comm pc, int me, std::vector<K>& data)
+    {
+        std::vector<MPI_Request> back_recv, fwd_recv, sends;
+        if (from_back) irecv_bytes(in_back.data(), from_back * sizeof(K), me - 1, rebalance_tag, pc, back_recv);
+        if (from_fwd) irecv_bytes(in_fwd.data(), from_fwd * sizeof(K), me + 1, rebalance_tag, pc, fwd_recv);
+        if (to_back) isend_bytes(data.data(), to_back * sizeof(K), me - 1, rebalance_tag, pc, sends);
+        if (to_fwd) isend_bytes(data.data() + n - to_fwd, to_fwd * sizeof(K), me + 1, rebalance_tag, pc, sends);
+        wait_all(back_recv);
+        wait_all(fwd_recv);
+        wait_all(sends);
+        const auto keep_begin = data.begin() + static_cast<std::ptrdiff_t>(to_back);
+        const auto keep_end = data.end() - static_cast<std::ptrdiff_t>(to_fwd);
+        if (!from_back && !from_fwd) {
+            data.erase(keep_end, data.end());
+            data.erase(data.begin(), keep_begin);
+            return;
+        }
+        out.insert(out.end(), in_back.begin(), in_back.end());
+        out.insert(out.end(), keep_begin, keep_end);
+        out.insert(out.end(), in_fwd.begin(), in_fwd.end());
+        data.swap(out);
+    }
+
+    void run_through(MPI_Comm pc, int me, std::vector<K>& data)
+    {
+        std::vector<MPI_Request> back_recv, fwd_recv, sends;
+        std::copy(data.begin(), data.end(), buf.begin() + static_cast<std::ptrdiff_t>(from_back));
+        if (from_back) irecv_bytes(buf.data(), from_back * sizeof(K), me - 1, rebalance_tag, pc, back_recv);
+        if (from_fwd) irecv_bytes(buf.data() + from_back + n, from_fwd * sizeof(K), me + 1, rebalance_tag, pc, fwd_recv);
+        if (to_back) {
+            if (to_back > n) wait_all(fwd_recv); // passes on what r + 1 sends
+            isend_bytes(buf.data(), to_back * sizeof(K), me - 1, rebalance_tag, pc, sends);
+        }
+        if (to_fwd) {
+            if (to_fwd > n) wait_all(back_recv); // passes on what r - 1 sends
+            isend_bytes(buf.data() + from_back + n - to_fwd, to_fwd * sizeof(K), me + 1, rebalance_tag, pc, sends);
+        }
+        wait_all(back_recv);
+        wait_all(fwd_recv);
+        wait_all(sends);
+        data.assign(buf.begin() + static_cast<std::ptrdiff_t>(to_back), buf.end() - static_cast<std::ptrdiff_t>(to_fwd));
+    }
+};
+
 } // namespace detail
 
 template <sort_key K>
@@ -75,76 +146,24 @@ rebalance_result rebalance(const boost::mpi::communicator& comm, std::vector<K>&
     // signed boundary flows: > 0 means items cross the boundary towards higher ranks
     const auto fwd = static_cast<std::int64_t>(before + n) - static_cast<std::int64_t>(end_target);
     const auto bwd = static_cast<std::int64_t>(before) - static_cast<std::int64_t>(res.first);
-    const std::size_t from_back = bwd > 0 ? static_cast<std::size_t>(bwd) : 0;
-    const std::size_t to_back = bwd < 0 ? static_cast<std::size_t>(-bwd) : 0;
-    const std::size_t to_fwd = fwd > 0 ? static_cast<std::size_t>(fwd) : 0;
-    const std::size_t from_fwd = fwd < 0 ? static_cast<std::size_t>(-fwd) : 0;
-    const std::size_t kept = n + from_back + from_fwd - to_back - to_fwd;
-    // The usual case: sends come straight from data, receives land in
-    // buffers without zero-fill, and the result is built in one pass. When
-    // items pass through this rank, buf = [from r-1][mine][from r+1] and the
-    // send that exceeds what this rank holds waits for its receive.
-    const bool through = to_back > n || to_fwd > n;
-    detail::uninit_vector<K> in_back, in_fwd, buf;
-    std::vector<K> out;
+    detail::rebalance_exchange<K> x;
+    x.n = n;
+    x.from_back = bwd > 0 ? static_cast<std::size_t>(bwd) : 0;
+    x.to_back = bwd < 0 ? static_cast<std::size_t>(-bwd) : 0;
+    x.to_fwd = fwd > 0 ? static_cast<std::size_t>(fwd) : 0;
+    x.from_fwd = fwd < 0 ? static_cast<std::size_t>(-fwd) : 0;
     std::string failure;
     try {
-        if (through) {
-            buf.resize(from_back + n + from_fwd);
-            data.reserve(kept);
-        } else {
-            in_back.resize(from_back);
-            in_fwd.resize(from_fwd);
-            if (from_back || from_fwd) out.reserve(kept);
-        }
+        x.allocate(data);
     } catch (...) {
         failure = detail::rank_failure_text(me);
     }
     detail::throw_if_any_failed(pc, failure, "rebalance failed on");
     if (fwd == 0 && bwd == 0) return res;
-
-    std::vector<MPI_Request> back_recv, fwd_recv, sends;
-    if (!through) {
-        if (from_back) detail::irecv_bytes(in_back.data(), from_back * sizeof(K), me - 1, detail::rebalance_tag, pc, back_recv);
-        if (from_fwd) detail::irecv_bytes(in_fwd.data(), from_fwd * sizeof(K), me + 1, detail::rebalance_tag, pc, fwd_recv);
-        if (to_back) detail::isend_bytes(data.data(), to_back * sizeof(K), me - 1, detail::rebalance_tag, pc, sends);
-        if (to_fwd)
-            detail::isend_bytes(data.data() + n - to_fwd, to_fwd * sizeof(K), me + 1, detail::rebalance_tag, pc, sends);
-        detail::wait_all(back_recv);
-        detail::wait_all(fwd_recv);
-        detail::wait_all(sends);
-        const auto keep_begin = data.begin() + static_cast<std::ptrdiff_t>(to_back);
-        const auto keep_end = data.end() - static_cast<std::ptrdiff_t>(to_fwd);
-        if (!from_back && !from_fwd) {
-            data.erase(keep_end, data.end());
-            data.erase(data.begin(), data.begin() + static_cast<std::ptrdiff_t>(to_back));
-        } else {
-            out.insert(out.end(), in_back.begin(), in_back.end());
-            out.insert(out.end(), keep_begin, keep_end);
-            out.insert(out.end(), in_fwd.begin(), in_fwd.end());
-            data.swap(out);
-        }
-    } else {
-        std::copy(data.begin(), data.end(), buf.begin() + static_cast<std::ptrdiff_t>(from_back));
-        if (from_back) detail::irecv_bytes(buf.data(), from_back * sizeof(K), me - 1, detail::rebalance_tag, pc, back_recv);
-        if (from_fwd)
-            detail::irecv_bytes(buf.data() + from_back + n, from_fwd * sizeof(K), me + 1, detail::rebalance_tag, pc, fwd_recv);
-        if (to_back) {
-            if (to_back > n) detail::wait_all(fwd_recv); // passes on what r + 1 sends
-            detail::isend_bytes(buf.data(), to_back * sizeof(K), me - 1, detail::rebalance_tag, pc, sends);
-        }
-        if (to_fwd) {
-            if (to_fwd > n) detail::wait_all(back_recv); // passes on what r - 1 sends
-            detail::isend_bytes(buf.data() + from_back + n - to_fwd, to_fwd * sizeof(K), me + 1, detail::rebalance_tag,
-                                pc, sends);
-        }
-        detail::wait_all(back_recv);
-        detail::wait_all(fwd_recv);
-        detail::wait_all(sends);
-        data.assign(buf.begin() + static_cast<std::ptrdiff_t>(to_back), buf.end() - static_cast<std::ptrdiff_t>(to_fwd));
-    }
-    res.sent = to_back + to_fwd;
-    res.received = from_back + from_fwd;
+    if (x.through()) x.run_through(pc, me, data);
+    else x.run_direct(pc, me, data);
+    res.sent = x.to_back + x.to_fwd;
+    res.received = x.from_back + x.from_fwd;
     return res;
 }
 
