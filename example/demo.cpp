@@ -4,7 +4,7 @@
 // sums them on rank 0 under every policy; the demo checks each result against
 // MPI_Reduce of the dense vectors and prints, policy by policy, the time
 // (median of 5 calls, the slowest rank's), the bytes and messages all ranks
-// sent, and report.algorithm.
+// sent, report.algorithm and, below it, report.reason.
 //
 //   mpiexec -n 4 ./demo
 
@@ -76,6 +76,7 @@ int main(int argc, char** argv)
             all_ok &= ok;
             std::printf("%-16s %8.3f ms %12zu %9zu  %s%s\n", name, 1e3 * t, sent, messages, rep.algorithm.c_str(),
                         ok ? "" : "  WRONG: differs from MPI_Reduce");
+            if (!rep.reason.empty_text()) std::printf("%-16s %34s  why: %s\n", "", "", rep.reason.c_str());
         }
     };
     row("automatic", sr::policy::automatic{});
