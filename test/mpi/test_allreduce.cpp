@@ -344,3 +344,38 @@ BOOST_AUTO_TEST_CASE(two_tree_broadcast_streams)
         }
     }
 }
+
+// The same array as input and output (an in-place allreduce): recursive
+// doubling builds its dense partial in the output, which is then the input
+// too; every policy must still give the serial fold on every rank.
+BOOST_AUTO_TEST_CASE(in_place_on_one_array)
+{
+    auto& comm = world();
+    const std::size_t n = 5003;
+    for (const auto& pol : policies(0))
+        for (double density : {0.3, 1.0}) {
+            const auto value = [&](int r, std::size_t i) {
+                const bool present = density >= 1.0 || (i * 7 + static_cast<std::size_t>(r) * 3) % 10 < 3;
+                return present ? r + 1 + static_cast<double>(i % 64) / 64 : 0.0;
+            };
+            std::vector<double> a(n), want(n, 0.0);
+            for (std::size_t i = 0; i < n; ++i) {
+                a[i] = value(comm.rank(), i);
+                for (int r = 0; r < comm.size(); ++r) want[i] += value(r, i);
+            }
+            bool ok = true;
+            std::string why;
+            try {
+                std::visit([&](const auto& p) { sr::allreduce(comm, std::span<const double>(a), std::span<double>(a),
+                                                              std::plus<>{}, p); },
+                           pol);
+                const long d = first_difference(a, want);
+                ok = d < 0;
+                if (!ok) why = "first difference at " + std::to_string(d);
+            } catch (const std::exception& e) {
+                ok = false;
+                why = e.what();
+            }
+            BOOST_TEST(all_ok(ok), "policy " << pol.index() << " density " << density << ": " << why);
+        }
+}

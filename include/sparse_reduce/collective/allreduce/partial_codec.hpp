@@ -31,13 +31,26 @@ inline std::span<const std::byte> bytes_of(const wire_buffer& b, std::size_t fir
     return {reinterpret_cast<const std::byte*>(b.data() + first), words * 8};
 }
 
-// A partial result: index/value while that is smaller than dense.
+// A partial result: index/value while that is smaller than dense. A dense
+// one lives in `dense`, or in the caller's dense output (`external`,
+// `external_size` elements: recursive doubling into a span or an Eigen
+// vector builds its result where it goes, so the call holds no second dense
+// array). dense_data() and dense_view() read either.
 template <class T>
 struct partial {
     bool is_dense = false;
     std::vector<T> dense;
     index_value_vector<T, std::uint64_t> sparse;
-    std::size_t entries() const { return is_dense ? dense.size() : sparse.nnz(); }
+    T* external = nullptr;
+    std::size_t external_size = 0;
+
+    T* dense_data() { return external ? external : dense.data(); }
+    const T* dense_data() const { return external ? external : dense.data(); }
+    std::span<const T> dense_view() const
+    {
+        return external ? std::span<const T>(external, external_size) : std::span<const T>(dense);
+    }
+    std::size_t entries() const { return is_dense ? dense_view().size() : sparse.nnz(); }
 };
 
 // Whether e entries of T are better held (and combined) dense.
@@ -77,7 +90,7 @@ std::size_t append_block(const partial<T>& p, const T* dense, std::size_t lo, st
     const std::size_t need = at + wire::max_block_bytes<T>(len, f);
     if (buf.size() * 8 < need) buf.resize((need + 7) / 8);
     std::byte* out = reinterpret_cast<std::byte*>(buf.data()) + at;
-    if (!dense && p.is_dense) dense = p.dense.data();
+    if (!dense && p.is_dense) dense = p.dense_data();
     if (dense) return at + wire::encode_block<T>(std::span<const T>(dense + lo, len), id, f, out);
     const auto idx = p.sparse.indices();
     const auto b = std::lower_bound(idx.begin(), idx.end(), static_cast<std::uint64_t>(lo));

@@ -38,9 +38,9 @@ partial<T> combine_partials(const partial<T>& left, const partial<T>& right, con
             out.sparse = {};
         }
     };
-    if (left.is_dense && right.is_dense) run(left.dense, right.dense);
-    else if (left.is_dense) run(left.dense, right.sparse);
-    else if (right.is_dense) run(left.sparse, right.dense);
+    if (left.is_dense && right.is_dense) run(left.dense_view(), right.dense_view());
+    else if (left.is_dense) run(left.dense_view(), right.sparse);
+    else if (right.is_dense) run(left.sparse, right.dense_view());
     else run(left.sparse, right.sparse);
     return out;
 }
@@ -71,15 +71,27 @@ std::size_t count_entries(const In& in, const T& id)
     }
 }
 
-// Any input as a partial: dense once that is smaller.
+// Any input as a partial: dense once that is smaller. `place`, when given
+// (dimension elements, the caller's dense output), holds a dense partial
+// instead of a new array; an input that is that same array is not copied.
 template <class In, class Op>
-partial<value_type_of<In>> partial_of(const In& in, std::size_t dimension, const Op& op)
+partial<value_type_of<In>> partial_of(const In& in, std::size_t dimension, const Op& op,
+                                      std::span<value_type_of<In>> place = {})
 {
     using T = value_type_of<In>;
     partial<T> p;
     if (dense_is_smaller<T>(count_entries(in, identity<T>(op)), dimension)) {
         p.is_dense = true;
-        convert_into(p.dense, in, op);
+        if (place.size() == dimension && dimension > 0) {
+            p.external = place.data();
+            p.external_size = dimension;
+            using R = repr_traits<std::remove_cvref_t<In>>;
+            if constexpr (R::kind == repr_kind::dense)
+                if (R::read(in).data() == place.data()) return p; // in place: out aliases in
+            convert_into(place, in, op);
+        } else {
+            convert_into(p.dense, in, op);
+        }
     } else {
         convert_into(p.sparse, in, op);
     }
@@ -118,6 +130,7 @@ void fold_into_dense(const parsed_partial<T>& b, std::vector<T>& acc, std::size_
 template <class Out, class T, class Op>
 void result_into(Out& out, partial<T>& acc, const Op& op)
 {
+    if (acc.is_dense && acc.external) return; // built in out's own array
     if constexpr (std::same_as<Out, std::vector<T>>)
         if (acc.is_dense) {
             out = std::move(acc.dense);

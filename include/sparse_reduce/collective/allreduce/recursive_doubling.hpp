@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -168,7 +169,7 @@ public:
                 const std::size_t lo = folded_ * window_;
                 const auto v = wire::parse_block<T>(bytes_of(buf_, end_).subspan(pos_), std::min(window_, dimension_ - lo));
                 pos_ += v.bytes;
-                fold_block_into_dense(v, acc_.dense.data() + lo, id_, op_, how_ == doubling_fold::theirs_left);
+                fold_block_into_dense(v, acc_.dense_data() + lo, id_, op_, how_ == doubling_fold::theirs_left);
                 if (folded_ + 1 == covered_ && pos_ != end_)
                     fail("malformed message: " + std::to_string(end_ - pos_) + " bytes after the last block");
             }
@@ -186,7 +187,7 @@ public:
             if (how_ == doubling_fold::replace && acc_.is_dense && dense_is_smaller<T>(blocks.entries, dimension_)) {
                 for (std::size_t k = 0; k < blocks.views.size(); ++k) // as decode_partial would, into our array
                     wire::decode_block_into(blocks.views[k], id_,
-                                            std::span<T>(acc_.dense.data() + k * window_, blocks.views[k].length));
+                                            std::span<T>(acc_.dense_data() + k * window_, blocks.views[k].length));
                 return;
             }
             auto theirs = decode_partial(blocks, dimension_, window_, id_);
@@ -289,7 +290,13 @@ report doubling_allreduce(MPI_Comm pc, std::size_t dimension, const In& in, Out&
     partial<T> acc;
     try {
         check_dimension(in, dimension, me);
-        acc = partial_of(in, dimension, op);
+        // Into a dense output other than a std::vector (which takes the
+        // result by move): the partial is built in it, so the call holds no
+        // second dense array (peak: input, output and messages).
+        std::span<T> place;
+        if constexpr (repr_traits<Out>::kind == repr_kind::dense && !std::same_as<Out, std::vector<T>>)
+            place = repr_traits<Out>::output(out, dimension);
+        acc = partial_of(in, dimension, op, place);
     } catch (...) {
         st.fail_here();
     }
