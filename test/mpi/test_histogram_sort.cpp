@@ -14,11 +14,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <memory>
-#include <new>
 #include <stdexcept>
 #include <random>
 #include <string>
@@ -27,27 +25,16 @@
 // Allocation failure on one rank (issue 14): while fail_from is non-zero,
 // this process's operator new throws std::bad_alloc for any request of at
 // least that many bytes.
+#include "../support/replace_new.hpp"
+
 namespace {
 std::size_t fail_from = 0;
 }
 
-void* operator new(std::size_t n)
+bool sparse_reduce_test::allocation_hook(std::size_t bytes)
 {
-    if (fail_from != 0 && n >= fail_from) throw std::bad_alloc();
-    if (void* p = std::malloc(n ? n : 1)) return p;
-    throw std::bad_alloc();
+    return fail_from == 0 || bytes < fail_from;
 }
-// The replacement new above allocates with malloc, so free is the match
-// (GCC cannot see that through the replacement).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-#endif
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
 
 namespace sr = sparse_reduce;
 using namespace sparse_reduce_test;
@@ -442,34 +429,27 @@ BOOST_AUTO_TEST_CASE(an_allocation_that_fails_on_one_rank)
     const int victim = comm.size() - 1;
     constexpr std::size_t limit = 4096; // bytes: every receive buffer below is larger, the bookkeeping smaller
     auto rng = rng_for(91);
-    // rebalance: rank 0 holds everything, so every other rank receives 20000 / P ints
-    std::vector<int> data(comm.rank() == 0 ? 20000 : 5);
-    for (auto& x : data) x = static_cast<int>(rng() % 100000);
-    {
-        auto v = data;
-        const std::string ctx = "rebalance: allocations fail on rank " + std::to_string(victim);
-        BOOST_TEST(inject_fault({.context = ctx, .needles = {"rebalance failed on rank " + std::to_string(victim)},
+    // phase(input) with allocations failing on the victim: every rank throws
+    // "<phase> failed on rank <victim>", then a correct sort of input works
+    const auto check = [&](const std::string& phase, const std::vector<int>& input, const auto& call) {
+        auto v = input;
+        const std::string ctx = phase + ": allocations fail on rank " + std::to_string(victim);
+        BOOST_TEST(inject_fault({.context = ctx, .needles = {phase + " failed on rank " + std::to_string(victim)},
                                  .agreed = true},
                                 [&] {
                                     failing_allocations guard(comm.rank() == victim ? limit : 0);
-                                    sr::rebalance(comm, v);
+                                    call(v);
                                 },
-                                [&] { return sorts_correctly(data, ctx + ", then a correct sort"); }));
-    }
+                                [&] { return sorts_correctly(input, ctx + ", then a correct sort"); }));
+    };
+    // rebalance: rank 0 holds everything, so every other rank receives 20000 / P ints
+    std::vector<int> data(comm.rank() == 0 ? 20000 : 5);
+    for (auto& x : data) x = static_cast<int>(rng() % 100000);
+    check("rebalance", data, [&](std::vector<int>& v) { sr::rebalance(comm, v); });
     // move_data: balanced sorted data, the victim receives its bins' 3000 ints
     std::vector<int> sorted(3000);
     for (auto& x : sorted) x = static_cast<int>(rng() % 100000);
     std::sort(sorted.begin(), sorted.end());
     const auto sp = sr::find_splitters(comm, sorted, comm.size(), 0.05);
-    {
-        auto v = sorted;
-        const std::string ctx = "move_data: allocations fail on rank " + std::to_string(victim);
-        BOOST_TEST(inject_fault({.context = ctx, .needles = {"move_data failed on rank " + std::to_string(victim)},
-                                 .agreed = true},
-                                [&] {
-                                    failing_allocations guard(comm.rank() == victim ? limit : 0);
-                                    sr::move_data(comm, v, sp.splitters);
-                                },
-                                [&] { return sorts_correctly(sorted, ctx + ", then a correct sort"); }));
-    }
+    check("move_data", sorted, [&](std::vector<int>& v) { sr::move_data(comm, v, sp.splitters); });
 }

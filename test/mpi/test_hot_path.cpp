@@ -13,27 +13,17 @@
 #include <random>
 #include <vector>
 
+#include "../support/replace_new.hpp"
+
 namespace {
 std::atomic<std::size_t> allocations{0};
 }
 
-void* operator new(std::size_t n)
+bool sparse_reduce_test::allocation_hook(std::size_t)
 {
     ++allocations;
-    if (void* p = std::malloc(n ? n : 1)) return p;
-    throw std::bad_alloc();
+    return true;
 }
-// The replacement new above allocates with malloc, so free is the match
-// (GCC cannot see that through the replacement).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-#endif
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
 
 namespace sr = sparse_reduce;
 using namespace sparse_reduce_test;
