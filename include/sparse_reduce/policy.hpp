@@ -27,6 +27,11 @@ namespace sparse_reduce {
 
 /// The segment size of a policy whose segment_bytes is 0 (128 KiB).
 inline constexpr std::size_t default_segment_bytes = 128 * 1024;
+/// The largest window (in the elements' bytes): a larger segment_bytes sends
+/// larger messages (several windows each) but keeps windows at this size,
+/// the unit in which the wire format is chosen and the dense accumulator's
+/// length, so a larger message costs neither adaptivity nor cache.
+inline constexpr std::size_t max_window_bytes = 128 * 1024;
 /// segment_bytes must be below this (1 GiB): validate(policy) in
 /// policy_check.hpp, and every schedule built, refuse more.
 inline constexpr std::size_t max_segment_bytes = std::size_t{1} << 30;
@@ -37,26 +42,26 @@ namespace policy {
 /// The binomial tree (tree/binomial.hpp): depth ceil(log2 P); latency-bound calls.
 struct binomial {
     wire::format wire = wire::adaptive; ///< The wire format.
-    std::size_t segment_bytes = 0; ///< Window size in bytes; 0: default_segment_bytes.
+    std::size_t segment_bytes = 0; ///< Message size in bytes (windows: at most max_window_bytes); 0: default_segment_bytes.
     friend bool operator==(const binomial&, const binomial&) = default;
 };
 /// The k-ary tree (tree/k_ary.hpp).
 struct k_ary {
     int k = 0; ///< Children per node; 0: Heikkinen's (n.d.) best k for this call's sizes and the tuned model (one small allreduce)
     wire::format wire = wire::adaptive; ///< The wire format.
-    std::size_t segment_bytes = 0; ///< Window size in bytes; 0: default_segment_bytes.
+    std::size_t segment_bytes = 0; ///< Message size in bytes (windows: at most max_window_bytes); 0: default_segment_bytes.
     friend bool operator==(const k_ary&, const k_ary&) = default;
 };
 /// The in-order binary tree (tree/binary.hpp).
 struct binary {
     wire::format wire = wire::adaptive; ///< The wire format.
-    std::size_t segment_bytes = 0; ///< Window size in bytes; 0: default_segment_bytes.
+    std::size_t segment_bytes = 0; ///< Message size in bytes (windows: at most max_window_bytes); 0: default_segment_bytes.
     friend bool operator==(const binary&, const binary&) = default;
 };
 /// The chain, a linear pipeline (tree/chain.hpp): for large vectors.
 struct chain {
     wire::format wire = wire::adaptive; ///< The wire format.
-    std::size_t segment_bytes = 0; ///< Window size in bytes; 0: default_segment_bytes.
+    std::size_t segment_bytes = 0; ///< Message size in bytes (windows: at most max_window_bytes); 0: default_segment_bytes.
     friend bool operator==(const chain&, const chain&) = default;
 };
 /// The binary tree of least modelled completion time for this call's entry
@@ -64,13 +69,13 @@ struct chain {
 struct optimal_binary {
     cost_model model{}; ///< The model the tree minimises.
     wire::format wire = wire::adaptive; ///< The wire format.
-    std::size_t segment_bytes = 0; ///< Window size in bytes; 0: default_segment_bytes.
+    std::size_t segment_bytes = 0; ///< Message size in bytes (windows: at most max_window_bytes); 0: default_segment_bytes.
     friend bool operator==(const optimal_binary&, const optimal_binary&) = default;
 };
 /// Two binary trees sharing the windows (Sanders, Speck and Träff 2009): for large vectors.
 struct two_tree {
     wire::format wire = wire::adaptive; ///< The wire format.
-    std::size_t segment_bytes = 0; ///< Window size in bytes; 0: default_segment_bytes.
+    std::size_t segment_bytes = 0; ///< Message size in bytes (windows: at most max_window_bytes); 0: default_segment_bytes.
     friend bool operator==(const two_tree&, const two_tree&) = default;
 };
 /// The default: Sreduce (select/sreduce.hpp) chooses the tree and segment size
@@ -148,7 +153,7 @@ struct grouped {
 /// then an allgather of the reduced ranges (grouped with one group of all ranks).
 struct split_allgather {
     wire::format wire = wire::adaptive; ///< The wire format.
-    std::size_t segment_bytes = 0; ///< Window size in bytes; 0: default_segment_bytes.
+    std::size_t segment_bytes = 0; ///< Message size in bytes (windows: at most max_window_bytes); 0: default_segment_bytes.
 };
 
 } // namespace sparse_reduce::policy

@@ -171,6 +171,11 @@ BOOST_AUTO_TEST_CASE(threshold_rules)
         BOOST_TEST(ch.predicted <= sr::best_segment(stats(64, 1 << 21, 1.0), t.machine, a, 0, sr::wire::adaptive, 0).predicted);
     // a caller's segment size is kept
     BOOST_TEST(sr::sreduce(stats(64, 1 << 21, 1.0), t, sr::wire::dense, 65536).segment_bytes == 65536u);
+    // the segment is the message size; windows stay at most max_window_bytes
+    const auto trees = sr::detail::algorithm_trees(sr::algorithm::binomial, 0, 2, 0, true);
+    BOOST_TEST(sr::detail::make_schedule(trees, 1 << 21, 8, 32 * 1024, sr::wire::adaptive).window == 4096u);
+    BOOST_TEST(sr::detail::make_schedule(trees, 1 << 21, 8, 1 << 20, sr::wire::adaptive).window ==
+               sr::max_window_bytes / 8);
 }
 
 // Hand-built machines where the answer is known.
@@ -199,6 +204,24 @@ BOOST_AUTO_TEST_CASE(model_picks_by_machine)
     t.machine = {.alpha = 1e-6, .beta = 1e-8, .gamma = 1e-9, .gamma_dense = 1e-10};
     ch = sr::sreduce(stats(256, 1 << 18, 0.001), t);
     BOOST_TEST((ch.wire == sr::wire::adaptive));
+    // Whole messages (sparse inputs under the adaptive wire): nothing
+    // pipelines, so the bandwidth-bound machine that wants a pipeline above
+    // takes neither the chain (P - 1 serial hops of the whole vector) nor
+    // the two trees (the whole path runs one tree), and keeps the wire
+    t.machine = {.alpha = 0, .beta = 1e-9, .gamma = 0, .gamma_dense = 0};
+    auto whole = stats(8, 1 << 21, 1.0);
+    whole.whole_messages = true;
+    ch = sr::sreduce(whole, t);
+    BOOST_TEST((ch.algo != sr::algorithm::chain && ch.algo != sr::algorithm::two_tree));
+    BOOST_TEST((ch.wire == sr::wire::adaptive));
+    BOOST_TEST(ch.segment_bytes == sr::default_segment_bytes);
+    // its time is that of one message per edge: the binomial root takes
+    // three whole vectors one after the other on its link
+    const double vector_time = 1e-9 * 8.0 * (1 << 21);
+    BOOST_TEST(sr::best_segment(whole, t.machine, sr::algorithm::binomial, 0, sr::wire::adaptive, 0).predicted >=
+               3 * vector_time);
+    BOOST_TEST(sr::best_segment(whole, t.machine, sr::algorithm::chain, 0, sr::wire::adaptive, 0).predicted >=
+               7 * vector_time);
     // k of seed 001: overhead-bound calls get wide trees
     t.machine = {.alpha = 1e-3, .beta = 1e-12, .gamma = 1e-12, .gamma_dense = 1e-12};
     BOOST_TEST(sr::model_k(stats(64, 1 << 10, 0.01), t.machine) == 64);

@@ -78,6 +78,21 @@ BOOST_AUTO_TEST_CASE(the_clock_follows_the_model)
     BOOST_TEST(slow.bytes_total == res.bytes_total);
 }
 
+BOOST_AUTO_TEST_CASE(a_message_holds_segment_bytes_of_windows)
+{
+    // A dense stream of 2^21 doubles (16 MiB): 128 KiB windows in any case;
+    // 128 KiB segments send one window a message, 1 MiB segments eight.
+    std::vector<std::vector<double>> in(2, std::vector<double>(std::size_t{1} << 21, 1.0));
+    std::vector<double> out;
+    const sr::network_model net;
+    for (const std::size_t seg : {std::size_t{128} << 10, std::size_t{1} << 20}) {
+        const auto res = sr::simulate_reduce(std::span<const std::vector<double>>(in), out, std::plus<>{}, 0,
+                                             sr::policy::binomial{.segment_bytes = seg}, net);
+        BOOST_TEST(res.messages_total == (std::size_t{16} << 20) / seg);
+        BOOST_TEST(out == std::vector<double>(std::size_t{1} << 21, 2.0));
+    }
+}
+
 BOOST_AUTO_TEST_CASE(sparse_inputs_travel_whole_as_the_executor_sends_them)
 {
     // index_value inputs under the adaptive wire run whole messages (one per

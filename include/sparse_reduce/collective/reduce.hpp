@@ -64,15 +64,6 @@ namespace detail {
 
 inline constexpr int default_k = 4;
 
-// Whether a call runs whole-message (exec/whole_reduce.hpp): sparse inputs
-// under the adaptive wire. The kind of vector is part of the call's type, the
-// same on every rank as MPI's datatypes are; a rank that differs is detected
-// (the message kinds differ) and fails the call.
-template <class Policy, representation In>
-bool whole_message(const Policy& p)
-{
-    return repr_traits<std::remove_cvref_t<In>>::kind == repr_kind::index_value && p.wire == wire::adaptive;
-}
 
 // What a schedule was chosen for: the values' size and the output's kind,
 // and, when the call measured, the summed statistics (or optimal_binary's
@@ -82,6 +73,7 @@ struct selection_key {
     std::size_t value_bytes = 0;
     bool dense_output = false;
     bool measured = false; // the statistics allreduce ran: sum holds its result
+    bool whole = false;    // chosen for the whole-message path
     local_summary sum;
     std::vector<double> entries; // optimal_binary: every rank's entry count
     double dimension = 0;        // optimal_binary: the largest dimension
@@ -247,7 +239,7 @@ private:
             local_ok ? std::string()
                      : "dimension mismatch: rank " + std::to_string(me) + " has dimension " +
                            std::to_string(sparse_reduce::dimension(in)) + ", the plan has " + std::to_string(dimension_);
-        if (whole_allowed_ && detail::whole_message<Policy, In>(policy()))
+        if (whole_allowed_ && detail::travels_whole<In>(policy().wire))
             return reduce_whole<T>(in, out, op, commutative, local_failure);
 
         const T id = identity<T>(op);
@@ -395,7 +387,7 @@ private:
                                local_failure.empty();
             sched = &resolve(
                 commutative, sizeof(T), [&] { return detail::count_locally(in, dimension_, identity<T>(op), count).stats; },
-                false);
+                false, true);
         }
         // One tree: a whole message gains nothing from a second one.
         const tree& t = sched->trees.front();
@@ -447,11 +439,13 @@ private:
     // stats_of() gives this rank's statistics; called only when the call
     // measures (automatic keeps its choice between measurements).
     template <class Stats>
-    const schedule& resolve(bool commutative, std::size_t value_bytes, Stats&& stats_of, bool dense_output)
+    const schedule& resolve(bool commutative, std::size_t value_bytes, Stats&& stats_of, bool dense_output,
+                            bool whole = false)
     {
         auto& cached = memo_->cache[commutative ? 1 : 0];
         const auto same_call = [&] {
-            return cached && cached->first.value_bytes == value_bytes && cached->first.dense_output == dense_output;
+            return cached && cached->first.value_bytes == value_bytes && cached->first.dense_output == dense_output &&
+                   cached->first.whole == whole;
         };
         constexpr bool gathers = std::is_same_v<Policy, policy::optimal_binary>;
         const bool measures = !gathers && detail::stats_needed(policy(), dimension_, value_bytes, dimensions_agree_);
@@ -473,6 +467,7 @@ private:
         key.value_bytes = value_bytes;
         key.dense_output = dense_output;
         key.measured = measures;
+        key.whole = whole;
         if constexpr (gathers) {
             gather_entries(static_cast<std::size_t>(local.entries), key.entries, key.dimension);
         } else if (measures) {
@@ -493,9 +488,9 @@ private:
         if (!cached || !(cached->first == key)) {
             call_stats stats;
             if (measures) {
-                stats = detail::agreed_stats(key.sum, size_, value_bytes, dense_output);
+                stats = detail::agreed_stats(key.sum, size_, value_bytes, dense_output, whole);
             } else { // no allreduce: this rank's view, which is all the choice depends on
-                stats = detail::agreed_stats(local, 1, value_bytes, dense_output);
+                stats = detail::agreed_stats(local, 1, value_bytes, dense_output, whole);
                 stats.ranks = size_;
             }
             const std::size_t dimension = gathers ? static_cast<std::size_t>(key.dimension) : dimension_;

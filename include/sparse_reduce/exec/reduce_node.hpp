@@ -5,14 +5,15 @@
 //   children streams ──> [ fold window by window, in rank order ] ──> stream to parent
 //   own vector ────────┘                                          └─> or the root's output
 //
-// The index space is cut into windows of W elements (the segments). Every
-// stream carries, window by window, one wire block per window, packed into
-// messages: a message is sent once its payload reaches segment_bytes, when
-// the next window might not fit, once it covers pipeline_input_bytes of the
-// index space, or at the end: by data alone, never by timing, so a run moves
-// the same bytes on any network. A dense partial result thus travels as one
-// window per message (pipelined), a sparse one as few messages covering many
-// windows: the local pipelining of the Sreduce draft (n.d.), decided by each
+// The index space is cut into windows of W elements (at most 128 KiB of
+// them: the unit in which the wire format is chosen). Every stream carries,
+// window by window, one wire block per window, packed into messages: a
+// message is sent once its payload reaches segment_bytes, when the next
+// window might not fit, once it covers pipeline_input_bytes of the index
+// space, or at the end: by data alone, never by timing, so a run moves the
+// same bytes on any network. A dense partial result thus travels as
+// segment_bytes / W windows per message (pipelined), a sparse one as few
+// messages covering many windows: the local pipelining of the Sreduce draft (n.d.), decided by each
 // sender on its own data. The cover bound keeps a sparse stream pipelined
 // too, as seed 003's 1 MiB packets do: a parent folds the first windows
 // while its child still scans the rest of a dense buffer full of zeros
@@ -59,16 +60,19 @@ inline constexpr std::size_t pipeline_input_bytes = std::size_t{1} << 20;
 
 struct stream_config {
     std::size_t dimension = 0;
-    std::size_t window = 1;        // W: elements per window (segment)
-    std::size_t segment_bytes = 0; // a message is sent once its payload reaches this
+    std::size_t window = 1;        // W: elements per window (at most max_window_bytes)
+    std::size_t segment_bytes = 0; // a message is sent once its payload reaches this (one window or more)
     wire::format format = wire::format::adaptive;
     std::size_t window_offset = 0; // this stream carries windows offset, offset + stride, ...
     std::size_t window_stride = 1; // (two trees split the windows between them)
 
+    // A message is sealed once its payload reaches segment_bytes, or before a
+    // block that might not fit: room for segment_bytes plus one block.
     template <class T>
     std::size_t message_capacity() const
     {
-        return message_header_bytes + 2 * wire::max_block_bytes<T>(window, format) + 8;
+        const std::size_t block = wire::max_block_bytes<T>(window, format);
+        return message_header_bytes + std::max(segment_bytes, block) + block + 8;
     }
     std::size_t windows() const { return (dimension + window - 1) / window; }
     std::size_t window_length(std::size_t k) const { return std::min(window, dimension - k * window); }
@@ -526,9 +530,10 @@ private:
         else sparse_work_ += r.n;
         building_size_ += wire::encode_block<T>(r, len, id_, cfg_.format, out_bytes(building_) + building_size_);
         ++building_windows_;
-        const bool covered = building_windows_ * cfg_.window * sizeof(T) >= pipeline_input_bytes &&
-                             next_window_ < cfg_.windows(); // the last window goes with the end
-        if (building_size_ - message_header_bytes >= cfg_.segment_bytes || covered) seal(false);
+        // The last window goes with the end, not alone before an empty one.
+        const bool full = building_size_ - message_header_bytes >= cfg_.segment_bytes ||
+                          building_windows_ * cfg_.window * sizeof(T) >= pipeline_input_bytes;
+        if (full && next_window_ < cfg_.windows()) seal(false);
     }
 
     template <class Reader>

@@ -142,7 +142,8 @@ simulated_call plan_simulated_call(std::span<const In* const> inputs, int root, 
         call.blocks[static_cast<std::size_t>(r)] = std::move(counts.blocks);
     }
     call.sched = resolve_schedule(policy, p, root, is_commutative_v<Op, T>, dim, sizeof(T), nnz,
-                                  agreed_stats(sum, p, sizeof(T), RO::kind == repr_kind::dense));
+                                  agreed_stats(sum, p, sizeof(T), RO::kind == repr_kind::dense,
+                                               travels_whole<In>(policy.wire))); // as the executor chooses
     return call;
 }
 
@@ -395,7 +396,7 @@ simulation_result simulate_reduce(std::span<const In* const> inputs, Out& out, c
     // time, bytes and messages are that path's (exec/whole_model.hpp); the
     // windowed run above still gives the result.
     if constexpr (RI::kind == repr_kind::index_value)
-        if (policy.wire == wire::adaptive && dim <= (std::size_t{1} << 32))
+        if (detail::travels_whole<In>(policy.wire) && dim <= (std::size_t{1} << 32))
             detail::set_whole_timing<T>(res, inputs, root, policy, op, is_commutative_v<Op, T>,
                                         RO::kind == repr_kind::dense, dim, sched, before, net);
     programs[static_cast<std::size_t>(root)]->throw_if_failed(true);

@@ -28,7 +28,7 @@ namespace sparse_reduce {
 struct schedule {
     std::vector<tree> trees;         ///< One, or two taking alternate windows.
     std::size_t dimension = 0;       ///< The vectors' dimension.
-    std::size_t window = 1;          ///< Elements per window (segment).
+    std::size_t window = 1;          ///< Elements per window: min(segment_bytes, max_window_bytes) of them.
     std::size_t segment_bytes = 0;   ///< Bytes a message is sent at.
     wire::format format = wire::adaptive; ///< The wire format.
     std::string selection; ///< How policy::automatic chose it; empty for a fixed policy.

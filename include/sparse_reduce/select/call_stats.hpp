@@ -289,10 +289,22 @@ inline merge_model estimate_distribution(std::span<const double> histogram)
                : merge_model::uniform;
 }
 
+// Whether a call runs whole-message (exec/whole_reduce.hpp): sparse inputs
+// under the adaptive wire. The kind of vector is part of the call's type, the
+// same on every rank as MPI's datatypes are; a rank that differs is detected
+// (the message kinds differ) and fails the call.
+template <class In>
+bool travels_whole(wire::format format)
+{
+    return repr_traits<std::remove_cvref_t<In>>::kind == repr_kind::index_value && format == wire::adaptive;
+}
+
 // The call as selection sees it, from the summed local_stats of all ranks.
-inline call_stats agreed_stats(const local_summary& sum, int ranks, std::size_t value_bytes, bool dense_output)
+inline call_stats agreed_stats(const local_summary& sum, int ranks, std::size_t value_bytes, bool dense_output,
+                               bool whole_messages = false)
 {
     call_stats c;
+    c.whole_messages = whole_messages;
     c.ranks = ranks;
     c.value_bytes = value_bytes;
     c.entries = sum.entries / ranks;

@@ -51,6 +51,9 @@ struct call_stats {
     merge_model distribution = merge_model::uniform;
     bool dense_input = false;
     bool dense_output = true;
+    // The call sends one message per tree edge (sparse inputs under the
+    // adaptive wire, exec/whole_reduce.hpp): no pipelining, one tree.
+    bool whole_messages = false;
 
     double sparsity() const // S: the fraction of identity elements
     {
@@ -83,7 +86,7 @@ inline schedule make_schedule(std::vector<tree> trees, std::size_t dimension, st
     s.trees = std::move(trees);
     s.dimension = dimension;
     s.segment_bytes = segment_bytes;
-    s.window = std::max<std::size_t>(1, segment_bytes / value_bytes);
+    s.window = std::max<std::size_t>(1, std::min(segment_bytes, max_window_bytes) / value_bytes);
     s.format = format;
     return s;
 }
@@ -130,9 +133,14 @@ inline choice best_segment(const call_stats& c, const cost_model& model, algorit
             best.segment_bytes = seg;
         }
     };
-    if (segment_bytes) consider(segment_bytes);
-    else
+    if (c.whole_messages) { // every stream is one message, whatever the segment
+        consider(max_segment_bytes - 1);
+        best.segment_bytes = segment_bytes ? segment_bytes : default_segment_bytes;
+    } else if (segment_bytes) {
+        consider(segment_bytes);
+    } else {
         for (std::size_t seg : segment_candidates) consider(seg);
+    }
     return best;
 }
 
@@ -159,10 +167,12 @@ inline choice sreduce(const call_stats& c, const tuning& tune, wire::format wire
     const int k = model_k(c, tune.machine);
     choice best;
     best.predicted = std::numeric_limits<double>::infinity();
+    // Whole messages keep the adaptive wire and run one tree (the first).
     const wire::format callers[] = {wire}, either[] = {wire::adaptive, wire::dense};
-    for (wire::format w : wire == wire::adaptive ? std::span<const wire::format>(either) : std::span<const wire::format>(callers))
+    const bool both = wire == wire::adaptive && !c.whole_messages;
+    for (wire::format w : both ? std::span<const wire::format>(either) : std::span<const wire::format>(callers))
         for (const detail::tree_algorithm& row : detail::tree_algorithms) { // the table's order
-            if (c.ranks < row.min_ranks) continue;
+            if (c.ranks < row.min_ranks || (c.whole_messages && row.id == algorithm::two_tree)) continue;
             const choice ch = best_segment(c, tune.machine, row.id, k, w, segment_bytes);
             if (ch.predicted < model_win_factor * best.predicted) best = ch;
         }
