@@ -11,10 +11,10 @@
 // message is sent once its payload reaches segment_bytes, when the next
 // window might not fit, once it covers pipeline_input_bytes of the index
 // space, or at the end: by data alone, never by timing, so a run moves the
-// same bytes on any network. A dense partial result thus travels as
+// same bytes on any network. A dense partial result travels as
 // segment_bytes / W windows per message (pipelined), a sparse one as few
-// messages covering many windows: the local pipelining of the Sreduce draft (n.d.), decided by each
-// sender on its own data. The cover bound keeps a sparse stream pipelined
+// messages covering many windows: the Sreduce draft's (n.d.) local
+// pipelining, decided by each sender on its data. The cover bound keeps a sparse stream pipelined
 // too, as seed 003's 1 MiB packets do: a parent folds the first windows
 // while its child still scans the rest of a dense buffer full of zeros
 // (at 0.1%, 2^21 doubles: 16 messages of about 1.4 KB, not one of 22 KB
