@@ -14,11 +14,11 @@
 // same bytes on any network. A dense partial result travels as
 // segment_bytes / W windows per message (pipelined), a sparse one as few
 // messages covering many windows: the Sreduce draft's (n.d.) local
-// pipelining, decided by each sender on its data. The cover bound keeps a sparse stream pipelined
-// too, as seed 003's 1 MiB packets do: a parent folds the first windows
-// while its child still scans the rest of a dense buffer full of zeros
-// (at 0.1%, 2^21 doubles: 16 messages of about 1.4 KB, not one of 22 KB
-// that arrives after the child's whole scan).
+// pipelining, decided by each sender on its data. The cover bound keeps a
+// sparse stream pipelined too, as seed 003's 1 MiB packets do: a parent
+// folds the first windows while its child still scans the rest of a dense
+// buffer full of zeros (at 0.1%, 2^21 doubles: 16 messages of 1.4 KB, not
+// one of 22 KB after the child's whole scan).
 //
 // Flow control: each child has two receive buffers, and the next receive is
 // posted only after a message without the `last` flag, so no receive is ever
@@ -530,10 +530,9 @@ private:
         else sparse_work_ += r.n;
         building_size_ += wire::encode_block<T>(r, len, id_, cfg_.format, out_bytes(building_) + building_size_);
         ++building_windows_;
-        // The last window goes with the end, not alone before an empty one.
         const bool full = building_size_ - message_header_bytes >= cfg_.segment_bytes ||
                           building_windows_ * cfg_.window * sizeof(T) >= pipeline_input_bytes;
-        if (full && next_window_ < cfg_.windows()) seal(false);
+        if (full && next_window_ < cfg_.windows()) seal(false); // the last window goes with the end
     }
 
     template <class Reader>
