@@ -115,6 +115,23 @@ BOOST_AUTO_TEST_CASE(every_policy_wire_pattern_root_plus_double)
                                              << root << " pattern " << int(p));
 }
 
+// segment_bytes above max_window_bytes (128 KiB): messages of several
+// windows each, the two trees' alternate windows included; a dimension that
+// ends in a short window.
+BOOST_AUTO_TEST_CASE(messages_of_several_windows)
+{
+    unsigned salt = 500;
+    const std::size_t n = (std::size_t{1} << 17) + 4097; // 9 windows of 16384 doubles, the last short
+    for (auto w : {sr::wire::adaptive, sr::wire::dense})
+        for (std::size_t seg : {std::size_t{512} << 10, std::size_t{1} << 20})
+            for (const auto& pol : policies(w, seg))
+                for (int root : {0, world().size() - 1})
+                    for (double density : {0.3, 1.0})
+                        BOOST_TEST(check_case<double>(pol, root, n, density, pattern::uniform, std::plus<>{}, ++salt),
+                                   policy_names[pol.index()] << " wire " << int(w) << " seg " << seg << " root "
+                                                             << root << " density " << density);
+}
+
 BOOST_AUTO_TEST_CASE(min_max_bit_or_and_non_commutative)
 {
     unsigned salt = 1000;
