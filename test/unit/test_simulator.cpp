@@ -3,6 +3,7 @@
 #include "../support/reference.hpp"
 
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <variant>
 #include <vector>
@@ -91,6 +92,40 @@ BOOST_AUTO_TEST_CASE(a_message_holds_segment_bytes_of_windows)
         BOOST_TEST(res.messages_total == (std::size_t{16} << 20) / seg);
         BOOST_TEST(out == std::vector<double>(std::size_t{1} << 21, 2.0));
     }
+}
+
+// A leaf's message written in one pass (write_partial) is byte for byte the
+// copy-then-finish_partial one, and has the bytes the simulator's model
+// counts: around the blocked form's limit (at most n / 4 windows of 65536).
+BOOST_AUTO_TEST_CASE(leaf_messages_have_the_bytes_the_model_counts)
+{
+    namespace sd = sr::detail;
+    const std::size_t dim = std::size_t{1} << 26;
+    auto check = [&](std::size_t n, std::size_t windows, std::size_t gap) {
+        std::vector<int> idx; // n entries in `windows` windows, gap windows apart
+        std::vector<double> val;
+        for (std::size_t k = 0; k < n; ++k) {
+            const std::size_t w = k * windows / n;
+            idx.push_back(static_cast<int>(w * gap * 65536 + 17 * k % 65536 / windows + k));
+            val.push_back(1.5 + static_cast<double>(k));
+        }
+        const std::vector<std::uint32_t> u(idx.begin(), idx.end());
+        std::vector<std::byte> one(sd::partial_bytes<double, std::uint32_t>(n)), two(one.size());
+        std::vector<std::uint32_t> pairs(sd::blocked_pairs_words(n));
+        const std::size_t a = sd::write_partial<double, std::uint32_t>(one.data(), idx.data(), val.data(), n, dim,
+                                                                       pairs.data());
+        sd::copy_entries(idx.data(), val.data(), n,
+                         reinterpret_cast<std::uint32_t*>(two.data() + sd::partial_indices_at<double, std::uint32_t>(n)),
+                         reinterpret_cast<double*>(two.data() + sd::partial_header_bytes));
+        const std::size_t b = sd::finish_partial<double, std::uint32_t>(two.data(), n, n, dim, pairs.data());
+        BOOST_TEST(a == b, "n " << n << " windows " << windows << " gap " << gap);
+        BOOST_TEST(a == sd::whole_message_bytes<double>(u, dim), "n " << n << " windows " << windows << " gap " << gap);
+        BOOST_TEST(std::memcmp(one.data(), two.data(), std::min(a, b)) == 0, "n " << n << " windows " << windows);
+    };
+    for (std::size_t n : {0u, 1u, 7u, 8u, 9u, 16u, 17u, 40u, 1000u})
+        for (std::size_t windows : {1u, 2u, 3u, 4u, 5u, 10u, 250u, 251u, 1000u})
+            for (std::size_t gap : {1u, 3u}) // adjacent windows (the one pass) or apart (finish_partial)
+                if (windows <= std::max<std::size_t>(n, 1)) check(n, windows, gap);
 }
 
 BOOST_AUTO_TEST_CASE(sparse_inputs_travel_whole_as_the_executor_sends_them)

@@ -59,8 +59,8 @@ inline constexpr std::size_t max_error_text_bytes = 4096;
 // bits on the wire (where the windowed wire has its 2-byte offsets).
 inline constexpr int blocked_window_bits = 16;
 // A window's (u32 window, u32 entries) pair costs what this many entries
-// save (8 bytes against 2 per entry): blocked only with fewer windows than
-// entries / this.
+// save (8 bytes against 2 per entry): blocked only with at most entries /
+// this windows.
 inline constexpr std::size_t blocked_entries_per_window = 4;
 // Below this many entries blocking is not tried (it would save at most one pair).
 inline constexpr std::size_t blocked_min_entries = 8;
@@ -88,6 +88,54 @@ constexpr std::size_t dense_partial_bytes(std::size_t dimension)
     return partial_header_bytes + dimension * sizeof(T);
 }
 
+// Writes n sorted indices as their low 16 bits into `to` and the (window,
+// entries) pairs into `pairs`, in one pass; returns the pairs. `to` may be
+// `from`'s own bytes (the 2-byte copy never overtakes the source).
+template <class IA>
+std::size_t pack_blocked(const IA* from, std::size_t n, std::uint16_t* to, std::uint32_t* pairs) noexcept
+{
+    std::size_t w = 0;
+    std::uint32_t window = static_cast<std::uint32_t>(static_cast<std::uint64_t>(from[0]) >> blocked_window_bits),
+                  entries = 0;
+    for (std::size_t k = 0; k < n; ++k) {
+        const auto i = static_cast<std::uint64_t>(from[k]);
+        const auto hi = static_cast<std::uint32_t>(i >> blocked_window_bits);
+        if (hi != window) {
+            pairs[2 * w] = window;
+            pairs[2 * w + 1] = entries;
+            ++w;
+            window = hi;
+            entries = 0;
+        }
+        ++entries;
+        to[k] = static_cast<std::uint16_t>(i);
+    }
+    pairs[2 * w] = window;
+    pairs[2 * w + 1] = entries;
+    return w + 1;
+}
+
+// The header and the blocked indices of a message of n values, its indices
+// packed by pack_blocked (w pairs); returns its bytes.
+template <class T, class I>
+std::size_t close_blocked(std::byte* msg, std::size_t n, std::size_t dimension, const std::uint32_t* pairs,
+                          std::size_t w)
+{
+    partial_header h;
+    h.dimension = dimension;
+    h.count = n;
+    h.value_offset = partial_header_bytes;
+    h.index_offset = partial_indices_at<T, I>(n);
+    const std::size_t pairs_at = pad8(h.index_offset + 2 * n);
+    std::memset(msg + h.index_offset + 2 * n, 0, pairs_at - h.index_offset - 2 * n); // no stale bytes on the wire
+    std::memcpy(msg + pairs_at, pairs, 8 * w);
+    h.index_bytes = 2;
+    h.windows = w;
+    h.total_bytes = pairs_at + 8 * w;
+    std::memcpy(msg, &h, sizeof h);
+    return h.total_bytes;
+}
+
 // Closes a message whose n values are at the header's end and whose n
 // indices were written for room `cap` (at partial_indices_at(cap)): moves
 // the indices next to the values, blocked when that is smaller, and writes
@@ -95,58 +143,53 @@ constexpr std::size_t dense_partial_bytes(std::size_t dimension)
 template <class T, class I>
 std::size_t finish_partial(std::byte* msg, std::size_t n, std::size_t cap, std::size_t dimension, std::uint32_t* pairs)
 {
+    const I* from = reinterpret_cast<const I*>(msg + partial_indices_at<T, I>(cap));
+    if constexpr (sizeof(I) == 4) {
+        if (n >= blocked_min_entries) { // at most n / 4 windows, counted up to there
+            const std::size_t limit = n / blocked_entries_per_window;
+            std::size_t w = 1;
+            for (std::size_t k = 1; k < n && w <= limit; ++k)
+                w += (from[k] >> blocked_window_bits) != (from[k - 1] >> blocked_window_bits);
+            if (w <= limit) {
+                auto* to = reinterpret_cast<std::uint16_t*>(msg + partial_indices_at<T, I>(n));
+                return close_blocked<T, I>(msg, n, dimension, pairs, pack_blocked(from, n, to, pairs));
+            }
+        }
+    }
     partial_header h;
     h.dimension = dimension;
     h.count = n;
     h.value_offset = partial_header_bytes;
     h.index_offset = partial_indices_at<T, I>(n);
-    const I* from = reinterpret_cast<const I*>(msg + partial_indices_at<T, I>(cap));
-    std::size_t w = 0;
-    bool blocked = false;
+    if (reinterpret_cast<const std::byte*>(from) != msg + h.index_offset)
+        std::memmove(msg + h.index_offset, from, n * sizeof(I));
+    h.index_bytes = sizeof(I);
+    h.total_bytes = h.index_offset + n * sizeof(I);
+    std::memcpy(msg, &h, sizeof h);
+    return h.total_bytes;
+}
+
+// A leaf's own entries (sorted, validated, no identities) into a message,
+// the same bytes as copying them and finish_partial: in one pass where the
+// index range alone shows there are at most n / 4 windows.
+template <class T, class I, class IA>
+std::size_t write_partial(std::byte* msg, const IA* ai, const T* av, std::size_t n, std::size_t dimension,
+                          std::uint32_t* pairs)
+{
     if constexpr (sizeof(I) == 4) {
-        if (n >= blocked_min_entries) { // the windows, giving up where there are too many
-            const std::size_t limit = n / blocked_entries_per_window;
-            std::uint32_t window = static_cast<std::uint32_t>(from[0] >> blocked_window_bits), entries = 0;
-            blocked = true;
-            for (std::size_t k = 0; k < n; ++k) {
-                const auto hi = static_cast<std::uint32_t>(from[k] >> blocked_window_bits);
-                if (hi != window) {
-                    if (w == limit) {
-                        blocked = false;
-                        break;
-                    }
-                    pairs[2 * w] = window;
-                    pairs[2 * w + 1] = entries;
-                    ++w;
-                    window = hi;
-                    entries = 0;
-                }
-                ++entries;
-            }
-            if (blocked && w == limit) blocked = false;
-            if (blocked) {
-                pairs[2 * w] = window;
-                pairs[2 * w + 1] = entries;
-                ++w;
+        if (n >= blocked_min_entries) {
+            const auto span = (static_cast<std::uint64_t>(ai[n - 1]) >> blocked_window_bits) -
+                              (static_cast<std::uint64_t>(ai[0]) >> blocked_window_bits) + 1;
+            if (span <= n / blocked_entries_per_window) {
+                std::memcpy(static_cast<void*>(msg + partial_header_bytes), av, n * sizeof(T));
+                auto* to = reinterpret_cast<std::uint16_t*>(msg + partial_indices_at<T, I>(n));
+                return close_blocked<T, I>(msg, n, dimension, pairs, pack_blocked(ai, n, to, pairs));
             }
         }
     }
-    if (blocked) { // forward in place: the 2-byte copy never overtakes the 4-byte source
-        auto* to = reinterpret_cast<std::uint16_t*>(msg + h.index_offset);
-        for (std::size_t k = 0; k < n; ++k) to[k] = static_cast<std::uint16_t>(from[k]);
-        const std::size_t pairs_at = pad8(h.index_offset + 2 * n);
-        std::memcpy(msg + pairs_at, pairs, 8 * w);
-        h.index_bytes = 2;
-        h.windows = w;
-        h.total_bytes = pairs_at + 8 * w;
-    } else {
-        if (reinterpret_cast<const std::byte*>(from) != msg + h.index_offset)
-            std::memmove(msg + h.index_offset, from, n * sizeof(I));
-        h.index_bytes = sizeof(I);
-        h.total_bytes = h.index_offset + n * sizeof(I);
-    }
-    std::memcpy(msg, &h, sizeof h);
-    return h.total_bytes;
+    copy_entries(ai, av, n, reinterpret_cast<I*>(msg + partial_indices_at<T, I>(n)),
+                 reinterpret_cast<T*>(msg + partial_header_bytes));
+    return finish_partial<T, I>(msg, n, n, dimension, pairs);
 }
 
 // A received message, checked: every size and offset in bounds, the index

@@ -371,9 +371,10 @@ private:
     // Header and final layout for a message of n entries written for room cap.
     void finish_message(std::byte* msg, std::size_t n, std::size_t cap)
     {
-        msg_bytes_ = finish_partial<T, I>(msg, n, cap, dim_, ws_.get<std::uint32_t>(pairs_slot, blocked_pairs_words(n)));
+        msg_bytes_ = finish_partial<T, I>(msg, n, cap, dim_, pairs_room(n));
         msg_slot_ = send_slot;
     }
+    std::uint32_t* pairs_room(std::size_t n) { return ws_.get<std::uint32_t>(pairs_slot, blocked_pairs_words(n)); }
 
     // The dense form's header at msg, which goes out from slot.
     void dense_header(std::byte* msg, std::size_t slot)
@@ -421,9 +422,8 @@ private:
         }
         with_acc_entries(own_idx, own_val, [&](const auto* ai, const T* av, std::size_t n) {
             std::byte* msg = ws_.get<std::byte>(send_slot, partial_bytes<T, I>(n));
-            copy_entries(ai, av, n, reinterpret_cast<I*>(msg + partial_indices_at<T, I>(n)),
-                         reinterpret_cast<T*>(msg + partial_header_bytes));
-            finish_message(msg, n, n);
+            msg_bytes_ = write_partial<T, I>(msg, ai, av, n, dim_, pairs_room(n));
+            msg_slot_ = send_slot;
         });
     }
 
