@@ -115,17 +115,25 @@ std::size_t pack_blocked(const IA* from, std::size_t n, std::uint16_t* to, std::
     return w + 1;
 }
 
-// The header and the blocked indices of a message of n values, its indices
-// packed by pack_blocked (w pairs); returns its bytes.
+// The header of an index/value message of n entries, its index form unset.
 template <class T, class I>
-std::size_t close_blocked(std::byte* msg, std::size_t n, std::size_t dimension, const std::uint32_t* pairs,
-                          std::size_t w)
+partial_header index_value_header(std::size_t n, std::size_t dimension)
 {
     partial_header h;
     h.dimension = dimension;
     h.count = n;
     h.value_offset = partial_header_bytes;
     h.index_offset = partial_indices_at<T, I>(n);
+    return h;
+}
+
+// The header and the blocked indices of a message of n values, its indices
+// packed by pack_blocked (w pairs); returns its bytes.
+template <class T, class I>
+std::size_t close_blocked(std::byte* msg, std::size_t n, std::size_t dimension, const std::uint32_t* pairs,
+                          std::size_t w)
+{
+    partial_header h = index_value_header<T, I>(n, dimension);
     const std::size_t pairs_at = pad8(h.index_offset + 2 * n);
     std::memset(msg + h.index_offset + 2 * n, 0, pairs_at - h.index_offset - 2 * n); // no stale bytes on the wire
     std::memcpy(msg + pairs_at, pairs, 8 * w);
@@ -156,11 +164,7 @@ std::size_t finish_partial(std::byte* msg, std::size_t n, std::size_t cap, std::
             }
         }
     }
-    partial_header h;
-    h.dimension = dimension;
-    h.count = n;
-    h.value_offset = partial_header_bytes;
-    h.index_offset = partial_indices_at<T, I>(n);
+    partial_header h = index_value_header<T, I>(n, dimension);
     if (reinterpret_cast<const std::byte*>(from) != msg + h.index_offset)
         std::memmove(msg + h.index_offset, from, n * sizeof(I));
     h.index_bytes = sizeof(I);
