@@ -162,7 +162,7 @@ public:
                 r = run(*detail::allreduce_algorithm_of<Policy>, in, out, op);
                 r.reason = named;
             } else {
-                r = run(choose<value_type_of<In>>(in, op), in, out, op);
+                r = run(choose<value_type_of<In>, detail::builds_in_output<Out, value_type_of<In>>>(in, op), in, out, op);
                 r.algorithm = "automatic: " + r.algorithm;
                 r.reason = modelled;
             }
@@ -184,7 +184,7 @@ private:
 
     // automatic: the least estimate by the model, from the mean entry count
     // (one small allreduce; dimension mismatches are caught by either algorithm).
-    template <class T, class In, class Op>
+    template <class T, bool dense_output, class In, class Op>
     detail::allreduce_algorithm choose(const In& in, const Op& op)
     {
         const double sum = detail::mean_entries(private_, in, identity<T>(op)) * comm_.size();
@@ -192,7 +192,7 @@ private:
         const std::size_t seg = policy_.segment_bytes ? policy_.segment_bytes : default_segment_bytes;
         return detail::cheapest(detail::estimate_allreduce(comm_.size(), sum / comm_.size(),
                                                            static_cast<double>(dimension_), sizeof(T),
-                                                           static_cast<double>(seg), t.machine));
+                                                           static_cast<double>(seg), t.machine, dense_output));
     }
 
     // The algorithm `a` (one this plan's policy can run: detail::plan_runs).

@@ -256,13 +256,34 @@ std::size_t write_dense(const T* p, std::size_t len, std::byte* out)
 }
 
 // What encode_dense_source found: the block's costs, and whether all its
-// entries were gathered (as `gathered` values behind the offsets at the front).
+// entries were gathered (as `gathered` values behind the offsets at the
+// front), or the block has no identity and its values are already in place
+// as the dense form (`full`).
 template <class T>
 struct dense_scan {
     block_stats<T> stats;
     bool complete = false;
+    bool full = false;
     T* gathered = nullptr;
 };
+
+// Copies a block into the dense form's place at out (behind the header)
+// while counting its entries: the one pass a block without identities needs.
+template <rle_value T>
+std::size_t copy_counting_entries(const T* p, std::size_t len, const T& id, std::byte* out)
+{
+    using B = typename sparse_reduce::detail::rle::layout<T>::bits;
+    constexpr int top = sizeof(B) * 8 - 1;
+    const B idb = std::bit_cast<B>(id);
+    T* v = reinterpret_cast<T*>(out + header_bytes);
+    B entries = 0;
+    for (std::size_t k = 0; k < len; ++k) {
+        const B d = std::bit_cast<B>(p[k]) ^ idb;
+        v[k] = p[k];
+        entries += static_cast<B>((d | (B(0) - d)) >> top);
+    }
+    return static_cast<std::size_t>(entries);
+}
 
 // One pass over a dense source block (float, double) that gathers its
 // entries branch-free straight into the output while index/value may still
@@ -290,7 +311,17 @@ dense_scan<T> scan_dense_source(const T* p, std::size_t len, const T& id, std::s
         for (std::size_t q = k; q < end; ++q) any |= std::bit_cast<B>(p[q]) ^ idb;
         if (!any) continue;
         if (n + (end - k) > capacity_entries || (8 * end >= len && 8 * n > 5 * end)) {
-            count_dense_rest(p, 0, len, id, r.stats); // dense enough: branch-free from the start
+            // Dense enough. A block with no identity is written as it is
+            // counted: dense is its smallest form whatever its RLE escapes
+            // (RLE takes a word per entry at least and is taken only when
+            // strictly smaller), so its RLE words stand at the lower bound.
+            // Any other is counted branch-free from the start.
+            if (copy_counting_entries(p, len, id, out) == len) {
+                r.stats = {len, len};
+                r.full = true;
+                return r;
+            }
+            count_dense_rest(p, 0, len, id, r.stats);
             return r;
         }
         for (std::size_t q = k; q < end; ++q) {
@@ -327,6 +358,11 @@ std::size_t encode_dense_source(const T* p, std::size_t len, const T& id, format
     const dense_scan<T> scan = scan_dense_source<T, Offset>(p, len, id, capacity_entries, out);
     const block_stats<T>& s = scan.stats;
     if (f == format::adaptive) f = smallest_format<T>(len, s);
+    if (scan.full && f == format::dense) { // the values are in place
+        write_header(out, block_tag::dense, static_cast<std::uint32_t>(len));
+        std::memset(out + header_bytes + len * sizeof(T), 0, padded(len * sizeof(T)) - len * sizeof(T));
+        return dense_bytes<T>(len);
+    }
     const sparse_reduce::detail::dense_reader<T> reader({p, len}, id);
     switch (f) {
     case format::index_value: {

@@ -10,6 +10,7 @@
 
 #include "../../model/cost.hpp"
 #include "../../model/merged_size.hpp"
+#include "partial_codec.hpp"
 
 namespace sparse_reduce::detail {
 
@@ -18,23 +19,30 @@ namespace sparse_reduce::detail {
 struct allreduce_estimate {
     double recursive_doubling, reduce_broadcast, split_allgather;
 };
-// P ranks, `entries` per rank (mean), dimension C, values of v bytes.
+// P ranks, `entries` per rank (mean), dimension C, values of v bytes;
+// `dense_output`: recursive doubling builds its result in the caller's dense
+// output, where a partial folds densely from dense_partial_entries on.
 inline allreduce_estimate estimate_allreduce(int ranks, double entries, double dimension, double v,
-                                             double segment_bytes, const cost_model& m)
+                                             double segment_bytes, const cost_model& m, bool dense_output = false)
 {
     const auto merged = [&](double k) { return std::min(dimension, merged_entries(k, entries, dimension, m.merge)); };
     const auto bytes = [&](double e) { return std::min(e * (m.index_bytes + v), dimension * v) + m.header_bytes; };
-    const auto step = [&](double k) { // send a partial of k inputs, merge two
+    const auto sparse = [&](double e) { return e * (m.index_bytes + v) < dimension * v; };
+    const auto step_as = [&](double k, bool merges) { // send a partial of k inputs, merge two (or fold densely)
         const double e = merged(k);
-        return m.alpha + m.beta * bytes(e) + (e * (m.index_bytes + v) < dimension * v ? m.gamma * 2 * e
-                                                                                     : m.gamma_dense * dimension);
+        return m.alpha + m.beta * bytes(e) + (merges ? m.gamma * 2 * e : m.gamma_dense * dimension);
+    };
+    const auto step = [&](double k) { return step_as(k, sparse(merged(k))); };
+    const auto rd_step = [&](double k) {
+        const double e = merged(k);
+        return step_as(k, dense_output ? e * static_cast<double>(dense_output_partial_from) < dimension : sparse(e));
     };
     int levels = 0;
     while ((1 << (levels + 1)) <= ranks) ++levels;
     const bool extra = (1 << levels) != ranks;
     double rd = 0, binomial = 0;
-    for (int k = 0; k < levels; ++k) rd += step(std::ldexp(extra ? 2.0 : 1.0, k));
-    if (extra) rd += step(1) + m.alpha + m.beta * bytes(merged(ranks)); // fold in, send back
+    for (int k = 0; k < levels; ++k) rd += rd_step(std::ldexp(extra ? 2.0 : 1.0, k));
+    if (extra) rd += rd_step(1) + m.alpha + m.beta * bytes(merged(ranks)); // fold in, send back
     // reduce: a binomial tree's rounds, or a pipeline at ~ the result's bytes once per link
     int rounds = 0;
     while ((1 << rounds) < ranks) ++rounds;

@@ -45,49 +45,82 @@ partial<T> combine_partials(const partial<T>& left, const partial<T>& right, con
     return out;
 }
 
-// Non-identity entries of any input (a dense one counted: one pass that
-// vectorises, bits compared for floating point).
-template <class In, class T>
-std::size_t count_entries(const In& in, const T& id)
+// Non-identity entries of a dense array (one pass that vectorises, bits
+// compared for floating point: x | -x has its top bit set iff x != 0, with
+// no 64-bit compare).
+template <class T>
+std::size_t count_dense_entries(std::span<const T> xs, const T& id)
 {
-    using R = repr_traits<std::remove_cvref_t<In>>;
-    if constexpr (R::kind == repr_kind::dense && (bit_comparable_float<T> || std::is_integral_v<T>)) {
-        // x | -x has its top bit set iff x != 0: branch-free, and it
-        // vectorises without SSE4.1's 64-bit compare
+    if constexpr (bit_comparable_float<T> || std::is_integral_v<T>) {
         using B = bits_of<T>;
         const B idb = std::bit_cast<B>(id);
         B e = 0;
-        for (const T& x : R::read(in)) {
+        for (const T& x : xs) {
             const B d = static_cast<B>(std::bit_cast<B>(x) ^ idb);
             e += static_cast<B>(static_cast<B>(d | static_cast<B>(B(0) - d)) >> (sizeof(B) * 8 - 1));
         }
         return static_cast<std::size_t>(e);
-    } else if constexpr (R::kind == repr_kind::dense) {
-        std::size_t e = 0;
-        for (const T& x : R::read(in)) e += !same_value(x, id);
-        return e;
     } else {
-        return stored_entries(in);
+        std::size_t e = 0;
+        for (const T& x : xs) e += !same_value(x, id);
+        return e;
+    }
+}
+
+// Non-identity entries of any input.
+template <class In, class T>
+std::size_t count_entries(const In& in, const T& id)
+{
+    using R = repr_traits<std::remove_cvref_t<In>>;
+    if constexpr (R::kind == repr_kind::dense) return count_dense_entries<T>(R::read(in), id);
+    else return stored_entries(in);
+}
+
+// Whether an input of `dimension` elements holds at least `enough`
+// entries. A dense input is counted in chunks and the count stops once the
+// answer is known: a full input is read only up to `enough`.
+template <class In, class T>
+bool holds_entries(const In& in, std::size_t enough, const T& id)
+{
+    using R = repr_traits<std::remove_cvref_t<In>>;
+    if constexpr (R::kind == repr_kind::dense) {
+        const auto xs = R::read(in);
+        constexpr std::size_t chunk = 16384;
+        std::size_t e = 0;
+        for (std::size_t lo = 0; lo < xs.size() && e < enough; lo += chunk)
+            e += count_dense_entries<T>(xs.subspan(lo, std::min(chunk, xs.size() - lo)), id);
+        return e >= enough;
+    } else {
+        return stored_entries(in) >= enough;
     }
 }
 
 // Any input as a partial: dense once that is smaller. `place`, when given
 // (dimension elements, the caller's dense output), holds a dense partial
 // instead of a new array; an input that is that same array is not copied.
+// With `lazy`, a dense input is not copied into `place` either: the partial
+// reads it where it is (partial::source) until folded into place.
 template <class In, class Op>
 partial<value_type_of<In>> partial_of(const In& in, std::size_t dimension, const Op& op,
-                                      std::span<value_type_of<In>> place = {})
+                                      std::span<value_type_of<In>> place = {}, bool lazy = false)
 {
     using T = value_type_of<In>;
+    using R = repr_traits<std::remove_cvref_t<In>>;
     partial<T> p;
-    if (dense_is_smaller<T>(count_entries(in, identity<T>(op)), dimension)) {
+    const bool into_output = place.size() == dimension && dimension > 0;
+    const std::size_t enough = into_output ? dense_partial_entries(dimension) : dense_is_smaller_entries<T>(dimension);
+    if (holds_entries(in, enough, identity<T>(op))) {
         p.is_dense = true;
-        if (place.size() == dimension && dimension > 0) {
+        if (into_output) {
             p.external = place.data();
             p.external_size = dimension;
-            using R = repr_traits<std::remove_cvref_t<In>>;
-            if constexpr (R::kind == repr_kind::dense)
+            if constexpr (R::kind == repr_kind::dense) {
                 if (R::read(in).data() == place.data()) return p; // in place: out aliases in
+                if (lazy) {
+                    p.source = R::read(in).data();
+                    return p;
+                }
+            }
             convert_into(place, in, op);
         } else {
             convert_into(p.dense, in, op);
@@ -99,14 +132,19 @@ partial<value_type_of<In>> partial_of(const In& in, std::size_t dimension, const
 }
 
 // Folds one parsed block (window at acc) into a dense accumulator in place:
-// theirs on the left or on the right.
+// theirs on the left or on the right. With `mine`, the accumulator's values
+// are read there (a lazy partial's input) and written to acc.
 template <class T, class Op>
-void fold_block_into_dense(const wire::block_view<T>& v, T* a, const T& id, const Op& op, bool theirs_left)
+void fold_block_into_dense(const wire::block_view<T>& v, T* a, const T& id, const Op& op, bool theirs_left,
+                           const T* mine = nullptr)
 {
     if (v.tag == wire::block_tag::dense) { // absent on one side: the other's value, bit for bit
-        fold_dense(a, v.values, v.length, theirs_left, op, id);
+        if (!mine) fold_dense(a, v.values, v.length, theirs_left, op, id);
+        else if (theirs_left) fold_dense_to(a, v.values, mine, v.length, op, id);
+        else fold_dense_to(a, mine, v.values, v.length, op, id);
         return;
     }
+    if (mine) std::copy(mine, mine + v.length, a);
     wire::visit_block(v, id, [&](auto r) {
         for (; !r.done(); r.next()) {
             T& x = a[r.index()];

@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -169,10 +170,14 @@ public:
                 const std::size_t lo = folded_ * window_;
                 const auto v = wire::parse_block<T>(bytes_of(buf_, end_).subspan(pos_), std::min(window_, dimension_ - lo));
                 pos_ += v.bytes;
-                fold_block_into_dense(v, acc_.dense_data() + lo, id_, op_, how_ == doubling_fold::theirs_left);
+                fold_block_into_dense(v, acc_.dense_data() + lo, id_, op_, how_ == doubling_fold::theirs_left,
+                                      acc_.source ? acc_.source + lo : nullptr);
                 if (folded_ + 1 == covered_ && pos_ != end_)
                     fail("malformed message: " + std::to_string(end_ - pos_) + " bytes after the last block");
             }
+            // Every window written (and, if this rank sends, sent): the
+            // partial is the output's from here on.
+            if (folded_ == windows_) acc_.source = nullptr;
         } catch (...) {
             st_.fail_here();
         }
@@ -188,6 +193,7 @@ public:
                 for (std::size_t k = 0; k < blocks.views.size(); ++k) // as decode_partial would, into our array
                     wire::decode_block_into(blocks.views[k], id_,
                                             std::span<T>(acc_.dense_data() + k * window_, blocks.views[k].length));
+                acc_.source = nullptr; // every window replaced
                 return;
             }
             auto theirs = decode_partial(blocks, dimension_, window_, id_);
@@ -273,8 +279,17 @@ partial<T> recursive_doubling(MPI_Comm pc, partial<T> acc, std::size_t dimension
         if (me % 2) step(me - 1, false, true, doubling_fold::replace);
         else step(me + 1, true, false, doubling_fold::replace);
     }
+    acc.materialise(); // one rank, or a failed call: the input never folded
     return acc;
 }
+
+// Whether recursive doubling builds its result in the caller's output `Out`
+// (a dense one other than a std::vector, which takes the result by move):
+// the call then holds no second dense array (peak: input, output and
+// messages), and its partial is dense from dense_partial_entries on.
+template <class Out, class T>
+inline constexpr bool builds_in_output =
+    repr_traits<std::remove_cvref_t<Out>>::kind == repr_kind::dense && !std::same_as<std::remove_cvref_t<Out>, std::vector<T>>;
 
 // One recursive_doubling call: the caller's input as a partial, the steps,
 // the agreement on failures, the result into out.
@@ -290,13 +305,9 @@ report doubling_allreduce(MPI_Comm pc, std::size_t dimension, const In& in, Out&
     partial<T> acc;
     try {
         check_dimension(in, dimension, me);
-        // Into a dense output other than a std::vector (which takes the
-        // result by move): the partial is built in it, so the call holds no
-        // second dense array (peak: input, output and messages).
         std::span<T> place;
-        if constexpr (repr_traits<Out>::kind == repr_kind::dense && !std::same_as<Out, std::vector<T>>)
-            place = repr_traits<Out>::output(out, dimension);
-        acc = partial_of(in, dimension, op, place);
+        if constexpr (builds_in_output<Out, T>) place = repr_traits<Out>::output(out, dimension);
+        acc = partial_of(in, dimension, op, place, true);
     } catch (...) {
         st.fail_here();
     }
