@@ -162,7 +162,7 @@ public:
                 r = run(*detail::allreduce_algorithm_of<Policy>, in, out, op);
                 r.reason = named;
             } else {
-                r = run(choose<value_type_of<In>, detail::builds_in_output<Out, value_type_of<In>>>(in, op), in, out, op);
+                r = run(choose<value_type_of<In>, detail::builds_in_output<Out>>(in, op), in, out, op);
                 r.algorithm = "automatic: " + r.algorithm;
                 r.reason = modelled;
             }

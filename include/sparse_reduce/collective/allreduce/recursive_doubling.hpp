@@ -284,12 +284,12 @@ partial<T> recursive_doubling(MPI_Comm pc, partial<T> acc, std::size_t dimension
 }
 
 // Whether recursive doubling builds its result in the caller's output `Out`
-// (a dense one other than a std::vector, which takes the result by move):
-// the call then holds no second dense array (peak: input, output and
-// messages), and its partial is dense from dense_partial_entries on.
-template <class Out, class T>
-inline constexpr bool builds_in_output =
-    repr_traits<std::remove_cvref_t<Out>>::kind == repr_kind::dense && !std::same_as<std::remove_cvref_t<Out>, std::vector<T>>;
+// (any dense one; a std::vector is resized, so its capacity serves every
+// later call): the call then holds no second dense array (peak: input,
+// output and messages) and allocates none, and its partial is dense from
+// dense_partial_entries on.
+template <class Out>
+inline constexpr bool builds_in_output = repr_traits<std::remove_cvref_t<Out>>::kind == repr_kind::dense;
 
 // One recursive_doubling call: the caller's input as a partial, the steps,
 // the agreement on failures, the result into out.
@@ -306,7 +306,7 @@ report doubling_allreduce(MPI_Comm pc, std::size_t dimension, const In& in, Out&
     try {
         check_dimension(in, dimension, me);
         std::span<T> place;
-        if constexpr (builds_in_output<Out, T>) place = repr_traits<Out>::output(out, dimension);
+        if constexpr (builds_in_output<Out>) place = repr_traits<Out>::output(out, dimension);
         acc = partial_of(in, dimension, op, place, true);
     } catch (...) {
         st.fail_here();
