@@ -359,6 +359,36 @@ BOOST_AUTO_TEST_CASE(two_tree_broadcast_streams)
 // The same array as input and output (an in-place allreduce): recursive
 // doubling builds its dense partial in the output, which is then the input
 // too; every policy must still give the serial fold on every rank.
+// One-shot calls (allreduce(comm, ...)) run in message buffers kept on the
+// communicator, as a plan's calls run in the plan's: a loop of one-shot
+// calls grows (and zeroes) them once. Before, every call made new ones.
+BOOST_AUTO_TEST_CASE(one_shot_calls_keep_their_buffers_on_the_communicator)
+{
+    auto& comm = world();
+    const std::size_t n = 40000;
+    std::vector<double> in(n), out(n), want(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        in[i] = comm.rank() + 1.0 + static_cast<double>(i % 7);
+        for (int r = 0; r < comm.size(); ++r) want[i] += r + 1.0 + static_cast<double>(i % 7);
+    }
+    const auto& b =
+        *sr::detail::state_of(MPI_Comm(comm)).memo<sr::detail::oneshot_allreduce_buffers>().buffers;
+    sr::allreduce(comm, std::span<const double>(in), std::span<double>(out), std::plus<>{},
+                  sr::policy::recursive_doubling{});
+    BOOST_TEST(first_difference(out, want) < 0);
+    const auto* send = b.send.data();
+    const auto* receive = b.receive.data();
+    // One rank exchanges nothing; every rank of more sends and receives.
+    BOOST_TEST((b.send.capacity() > 0) == (comm.size() > 1));
+    BOOST_TEST((b.receive.capacity() > 0) == (comm.size() > 1));
+    std::fill(out.begin(), out.end(), 0.0);
+    sr::allreduce(comm, std::span<const double>(in), std::span<double>(out), std::plus<>{},
+                  sr::policy::recursive_doubling{});
+    BOOST_TEST(first_difference(out, want) < 0);
+    BOOST_TEST(b.send.data() == send); // the same memory, not grown again
+    BOOST_TEST(b.receive.data() == receive);
+}
+
 BOOST_AUTO_TEST_CASE(in_place_on_one_array)
 {
     auto& comm = world();

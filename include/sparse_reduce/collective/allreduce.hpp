@@ -54,6 +54,7 @@
 #include <boost/mpi/communicator.hpp>
 #include <mpi.h>
 
+#include "../exec/comm_state.hpp"
 #include "../mpi/transport.hpp"
 #include "../error.hpp"
 #include "../policy.hpp"
@@ -71,6 +72,16 @@
 #include "reduce.hpp"
 
 namespace sparse_reduce {
+
+namespace detail {
+// The message buffers of one-shot allreduce calls, kept on the user's
+// communicator (comm_state's memo): a loop of one-shot calls grows and
+// zeroes them once, as a plan's calls do.
+struct oneshot_allreduce_buffers {
+    std::shared_ptr<exchange_buffers> buffers = std::make_shared<exchange_buffers>();
+};
+struct oneshot_t {}; // the constructor one-shot calls make their plan with
+} // namespace detail
 
 /// An allreduce policy: policy::automatic, reduce_broadcast, recursive_doubling,
 /// split_allgather or grouped.
@@ -98,33 +109,16 @@ public:
     allreduce_plan(const boost::mpi::communicator& comm, std::size_t dimension, Policy policy = {})
         : comm_(comm), private_(checked_private_comm(comm, policy)), dimension_(dimension), policy_(policy)
     {
-        // The ranks agree on the dimension once; a call's vector is then
-        // checked against the plan's locally.
-        const long long mine[2] = {static_cast<long long>(dimension), -static_cast<long long>(dimension)};
-        long long all[2];
-        MPI_Allreduce(mine, all, 2, MPI_LONG_LONG, MPI_MAX, private_);
-        if (all[0] != -all[1])
-            detail::fail("dimension mismatch: the ranks' dimensions range from " + std::to_string(-all[1]) + " to " +
-                         std::to_string(all[0]));
-        if constexpr (has_reduce) {
-            if constexpr (is_automatic) reduce_.emplace(comm, 0, dimension, policy_);
-            else reduce_.emplace(comm, 0, dimension, policy_.tree);
-            reduce_->use_windows_only(); // its broadcast pairs with the windowed stream (whole messages: not yet)
-        }
-        if constexpr (std::same_as<Policy, policy::split_allgather>) {
-            groups_.mesh = {1, comm.size(), false};
-            groups_.layout = std::make_shared<detail::group_layout>(
-                detail::make_group_layout(private_, groups_.mesh, {1, comm.size()}, dimension_));
-        }
-        if constexpr (std::same_as<Policy, policy::grouped>) {
-            groups_.mesh = detail::mesh_of(MPI_Comm(comm), policy_.mesh_rows, policy_.mesh_cols);
-            if (policy_.group_rows || policy_.group_cols) {
-                const group_shape g{policy_.group_rows, policy_.group_cols};
-                if (const auto why = check_group_shape(g, groups_.mesh); !why.empty()) detail::fail(why);
-                groups_.layout = std::make_shared<detail::group_layout>(
-                    detail::make_group_layout(private_, groups_.mesh, g, dimension_));
-            }
-        }
+        init();
+    }
+
+    /// For allreduce(comm, ...): a plan whose message buffers are the
+    /// communicator's, shared by every one-shot call on it.
+    allreduce_plan(detail::oneshot_t, const boost::mpi::communicator& comm, std::size_t dimension, Policy policy)
+        : comm_(comm), private_(checked_private_comm(comm, policy)), dimension_(dimension), policy_(policy),
+          buffers_(detail::state_of(MPI_Comm(comm)).template memo<detail::oneshot_allreduce_buffers>().buffers)
+    {
+        init();
     }
 
     /// grouped and split_allgather: the mesh of ranks.
@@ -172,6 +166,38 @@ public:
     }
 
 private:
+    // What both constructors do, collectively.
+    void init()
+    {
+        // The ranks agree on the dimension once; a call's vector is then
+        // checked against the plan's locally.
+        const long long mine[2] = {static_cast<long long>(dimension_), -static_cast<long long>(dimension_)};
+        long long all[2];
+        MPI_Allreduce(mine, all, 2, MPI_LONG_LONG, MPI_MAX, private_);
+        if (all[0] != -all[1])
+            detail::fail("dimension mismatch: the ranks' dimensions range from " + std::to_string(-all[1]) + " to " +
+                         std::to_string(all[0]));
+        if constexpr (has_reduce) {
+            if constexpr (is_automatic) reduce_.emplace(comm_, 0, dimension_, policy_);
+            else reduce_.emplace(comm_, 0, dimension_, policy_.tree);
+            reduce_->use_windows_only(); // its broadcast pairs with the windowed stream (whole messages: not yet)
+        }
+        if constexpr (std::same_as<Policy, policy::split_allgather>) {
+            groups_.mesh = {1, comm_.size(), false};
+            groups_.layout = std::make_shared<detail::group_layout>(
+                detail::make_group_layout(private_, groups_.mesh, {1, comm_.size()}, dimension_));
+        }
+        if constexpr (std::same_as<Policy, policy::grouped>) {
+            groups_.mesh = detail::mesh_of(MPI_Comm(comm_), policy_.mesh_rows, policy_.mesh_cols);
+            if (policy_.group_rows || policy_.group_cols) {
+                const group_shape g{policy_.group_rows, policy_.group_cols};
+                if (const auto why = check_group_shape(g, groups_.mesh); !why.empty()) detail::fail(why);
+                groups_.layout = std::make_shared<detail::group_layout>(
+                    detail::make_group_layout(private_, groups_.mesh, g, dimension_));
+            }
+        }
+    }
+
     // Before anything is sent, on every rank alike: an intracommunicator, a
     // valid policy (segment sizes, finite cost models); then the library's
     // private duplicate of comm.
@@ -268,7 +294,8 @@ template <class In, class Out, class Op, allreduce_policy Policy = policy::autom
 report allreduce(const boost::mpi::communicator& comm, const In& in, Out&& out, const Op& op, Policy policy = {})
 {
     if constexpr (detail::checked_call<In, Out, Op>())
-        return make_allreduce_plan(comm, dimension(in), policy).allreduce(in, std::forward<Out>(out), op);
+        return allreduce_plan<Policy>(detail::oneshot_t{}, comm, dimension(in), policy)
+            .allreduce(in, std::forward<Out>(out), op);
     else
         return {};
 }
