@@ -21,7 +21,8 @@ struct allreduce_estimate {
 };
 // P ranks, `entries` per rank (mean), dimension C, values of v bytes;
 // `dense_output`: recursive doubling builds its result in the caller's dense
-// output, where a partial folds densely from dense_partial_entries on.
+// output, where a partial folds densely from the start if the input holds
+// dense_partial_entries.
 inline allreduce_estimate estimate_allreduce(int ranks, double entries, double dimension, double v,
                                              double segment_bytes, const cost_model& m, bool dense_output = false)
 {
@@ -33,10 +34,11 @@ inline allreduce_estimate estimate_allreduce(int ranks, double entries, double d
         return m.alpha + m.beta * bytes(e) + (merges ? m.gamma * 2 * e : m.gamma_dense * dimension);
     };
     const auto step = [&](double k) { return step_as(k, sparse(merged(k))); };
-    const auto rd_step = [&](double k) {
-        const double e = merged(k);
-        return step_as(k, dense_output ? e * static_cast<double>(dense_output_partial_from) < dimension : sparse(e));
-    };
+    // Into a dense output the partial is dense from the start when the input
+    // holds dimension / 64 entries (partial_of); otherwise it stays
+    // index/value until that is larger, as without one (combine_partials).
+    const bool dense_from_start = dense_output && entries * static_cast<double>(dense_output_partial_from) >= dimension;
+    const auto rd_step = [&](double k) { return step_as(k, !dense_from_start && sparse(merged(k))); };
     int levels = 0;
     while ((1 << (levels + 1)) <= ranks) ++levels;
     const bool extra = (1 << levels) != ranks;
