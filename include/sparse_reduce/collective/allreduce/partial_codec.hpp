@@ -64,17 +64,18 @@ struct partial {
     std::size_t entries() const { return is_dense ? dense_view().size() : sparse.nnz(); }
 };
 
-// Whether e entries of T are better held (and combined) dense.
-template <class T>
-bool dense_is_smaller(std::size_t entries, std::size_t dimension)
-{
-    return entries * (sizeof(std::uint64_t) + sizeof(T)) >= dimension * sizeof(T);
-}
-// The least entry count for which dense_is_smaller holds.
+// The least entry count for which T's entries are better held (and
+// combined) dense: 8 + sizeof(T) bytes per entry reach the dense size.
 template <class T>
 std::size_t dense_is_smaller_entries(std::size_t dimension)
 {
     return (dimension * sizeof(T) + sizeof(std::uint64_t) + sizeof(T) - 1) / (sizeof(std::uint64_t) + sizeof(T));
+}
+// Whether e entries of T are better held (and combined) dense.
+template <class T>
+bool dense_is_smaller(std::size_t entries, std::size_t dimension)
+{
+    return entries >= dense_is_smaller_entries<T>(dimension);
 }
 
 // A partial built in the caller's dense output (recursive doubling into a

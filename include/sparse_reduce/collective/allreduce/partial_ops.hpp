@@ -95,9 +95,10 @@ bool holds_entries(const In& in, std::size_t enough, const T& id)
     }
 }
 
-// Any input as a partial: dense once that is smaller. `place`, when given
-// (dimension elements, the caller's dense output), holds a dense partial
-// instead of a new array; an input that is that same array is not copied.
+// Any input as a partial: dense once that is smaller, or with `place`
+// (dimension elements, the caller's dense output) from
+// dense_partial_entries on, held in `place` instead of a new array; an input
+// that is that same array is not copied.
 // With `lazy`, a dense input is not copied into `place` either: the partial
 // reads it where it is (partial::source) until folded into place.
 template <class In, class Op>
