@@ -22,7 +22,9 @@
 ///          is smaller. P not a power of two: ranks 2i+1 < 2r (r = P -
 ///          2^floor(log2 P)) fold into 2i first and get the result back last.
 ///      policy::split_allgather{}  a reduce_scatter by block ranges (wire blocks,
-///          one message per peer), then an allgather of the reduced ranges.
+///          one message per peer), then an allgather of the reduced ranges;
+///          a full range (every element present) goes as raw values, sent
+///          from and received into the caller's arrays.
 ///      policy::grouped{}  Chen and Lee (n.d.) on a 2D mesh of ranks: reduce_scatter within
 ///          groups, recursive doubling across corresponding members, allgather
 ///          back (split_allgather is one group of all ranks).

@@ -213,9 +213,18 @@ public:
     template <class In, class Out, class Op>
     report reduce(const In& in, Out&& out, const Op& op)
     {
+        return reduce_failed_before(in, std::forward<Out>(out), op, {});
+    }
+
+    /// reduce, on a rank that has already failed when `failure` is not
+    /// empty (allreduce's reduce half: a non-root's wrong-sized output). The
+    /// failure goes up the tree as one found here would.
+    template <class In, class Out, class Op>
+    report reduce_failed_before(const In& in, Out&& out, const Op& op, const std::string& failure)
+    {
         if constexpr (detail::checked_call<In, Out, Op>()) {
             const double start = MPI_Wtime(); // 26 ns each (Open MPI 4.1 here)
-            report rep = reduce_checked(in, out, op);
+            report rep = reduce_checked(in, out, op, failure);
             rep.seconds = MPI_Wtime() - start;
             return rep;
         } else {
@@ -225,7 +234,7 @@ public:
 
 private:
     template <representation In, representation Out, class Op>
-    report reduce_checked(const In& in, Out& out, const Op& op)
+    report reduce_checked(const In& in, Out& out, const Op& op, const std::string& failed_before)
     {
         using T = value_type_of<In>;
         using RO = repr_traits<std::remove_cvref_t<Out>>;
@@ -236,8 +245,9 @@ private:
         const int me = rank_;
         const bool local_ok = sparse_reduce::dimension(in) == dimension_;
         std::string local_failure =
-            local_ok ? std::string()
-                     : "dimension mismatch: rank " + std::to_string(me) + " has dimension " +
+            !failed_before.empty() ? failed_before
+            : local_ok             ? std::string()
+                                   : "dimension mismatch: rank " + std::to_string(me) + " has dimension " +
                            std::to_string(sparse_reduce::dimension(in)) + ", the plan has " + std::to_string(dimension_);
         if (whole_allowed_ && detail::travels_whole<In>(policy().wire))
             return reduce_whole<T>(in, out, op, commutative, local_failure);

@@ -284,10 +284,13 @@ void scatter_fold(T* acc, const I* idx, const T* val, std::size_t n, bool left, 
 // kept this loop scalar: the root's fold of a dense drop-in was 45% of its
 // time at 100% density (perf). clang 14 keeps it scalar at SSE2 (its cost
 // model), as does g++ at -O2.
-template <class T, class Op>
-void fold_dense_to(T* out, const T* a, const T* b, std::size_t n, const Op& op, const T& id_ref)
+// With `counting`, returns how many elements of out are present (not the
+// identity's bits), counted in the same pass; else 0.
+template <bool counting = false, class T, class Op>
+std::size_t fold_dense_to(T* out, const T* a, const T* b, std::size_t n, const Op& op, const T& id_ref)
 {
     const T id = id_ref;
+    std::size_t e = 0;
     if constexpr (branch_free_merge<T, Op>()) {
         using B = bits_of<T>;
         constexpr int top = sizeof(B) * 8 - 1;
@@ -297,24 +300,32 @@ void fold_dense_to(T* out, const T* a, const T* b, std::size_t n, const Op& op, 
             const B d = v ^ idb;
             return B(0) - static_cast<B>((d | (B(0) - d)) >> top);
         };
+        B c = 0;
         for (std::size_t i = 0; i < n; ++i) {
             const T x = a[i], y = b[i];
             const B xb = std::bit_cast<B>(x), yb = std::bit_cast<B>(y);
             const B r = std::bit_cast<B>(static_cast<T>(op(x, y)));
             const B px = present(xb), py = present(yb);
-            out[i] = std::bit_cast<T>(static_cast<B>((px & ((py & r) | (~py & xb))) | (~px & yb)));
+            const B o = static_cast<B>((px & ((py & r) | (~py & xb))) | (~px & yb));
+            out[i] = std::bit_cast<T>(o);
+            if constexpr (counting) c -= present(o);
         }
+        e = static_cast<std::size_t>(c);
     } else {
-        for (std::size_t i = 0; i < n; ++i) out[i] = fold_values(a[i], b[i], op, id);
+        for (std::size_t i = 0; i < n; ++i) {
+            out[i] = fold_values(a[i], b[i], op, id);
+            if constexpr (counting) e += !same_value(out[i], id);
+        }
     }
+    return e;
 }
 
-// acc[i] = x[i] ⊗ acc[i] (left) or acc[i] ⊗ x[i] (right), for i < n.
-template <class T, class Op>
-void fold_dense(T* acc, const T* x, std::size_t n, bool left, const Op& op, const T& id)
+// acc[i] = x[i] ⊗ acc[i] (left) or acc[i] ⊗ x[i] (right), for i < n; with
+// `counting`, returns the present elements of acc after (fold_dense_to).
+template <bool counting = false, class T, class Op>
+std::size_t fold_dense(T* acc, const T* x, std::size_t n, bool left, const Op& op, const T& id)
 {
-    if (left) fold_dense_to(acc, x, acc, n, op, id);
-    else fold_dense_to(acc, acc, x, n, op, id);
+    return left ? fold_dense_to<counting>(acc, x, acc, n, op, id) : fold_dense_to<counting>(acc, acc, x, n, op, id);
 }
 
 // out = d ⊗ s for a dense array d[0, dim) (an element equal to the identity

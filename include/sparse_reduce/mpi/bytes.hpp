@@ -42,6 +42,13 @@ inline void irecv_bytes(void* p, std::size_t bytes, int source, int tag, MPI_Com
     });
 }
 
+// Blocking: the matching isend_bytes's pieces into [p, p + bytes).
+inline void recv_bytes(void* p, std::size_t bytes, int source, int tag, MPI_Comm comm)
+{
+    for_each_piece(static_cast<char*>(p), bytes,
+                   [&](char* c, int n) { MPI_Recv(c, n, MPI_BYTE, source, tag, comm, MPI_STATUS_IGNORE); });
+}
+
 inline void wait_all(std::vector<MPI_Request>& reqs)
 {
     if (!reqs.empty()) MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);

@@ -22,7 +22,7 @@ struct allreduce_estimate {
 // P ranks, `entries` per rank (mean), dimension C, values of v bytes;
 // `dense_output`: recursive doubling builds its result in the caller's dense
 // output, where a partial folds densely from the start if the input holds
-// dense_partial_entries.
+// dense_partial_entries, and split-allgather sends full inputs raw.
 inline allreduce_estimate estimate_allreduce(int ranks, double entries, double dimension, double v,
                                              double segment_bytes, const cost_model& m, bool dense_output = false)
 {
@@ -58,13 +58,21 @@ inline allreduce_estimate estimate_allreduce(int ranks, double entries, double d
     // (one message of wire blocks per peer), folds P pieces (pairwise while
     // sparse: log2 P passes over its share; in place once dense), then a
     // ring allgather of the reduced ranges; plus the sizes (an alltoall, an allgather).
+    // Full inputs (every element present on every rank: the mean is the
+    // dimension) travel raw: no block is encoded or decoded, a rank folds
+    // P - 1 pieces of its share of C; into a dense output it receives the
+    // others' shares where they go.
     const double P = ranks, share = (P - 1) / P, log_p = std::log2(std::max(P, 1.0));
+    const bool raw = entries >= dimension, raw_gather = raw && dense_output;
     const double scatter = (P - 1) * m.alpha + m.beta * bytes(entries) * share +
                            (entries * (m.index_bytes + v) < dimension * v ? m.gamma * entries * log_p
-                                                                         : m.gamma_dense * dimension);
+                            : raw                                         ? m.gamma_dense * dimension * share
+                                                                          : m.gamma_dense * dimension);
     const double u = merged(ranks);
     const double gather = (P - 1) * m.alpha + m.beta * bytes(u) * share +
-                          (u * (m.index_bytes + v) < dimension * v ? m.gamma * u : m.gamma_dense * dimension);
+                          (raw_gather                               ? 0
+                           : u * (m.index_bytes + v) < dimension * v ? m.gamma * u
+                                                                      : m.gamma_dense * dimension);
     const double counts = 2 * log_p * m.alpha;
     return {rd, std::min(binomial, pipelined) + broadcast, ranks > 1 ? scatter + gather + counts : 0};
 }

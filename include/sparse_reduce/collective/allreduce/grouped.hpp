@@ -123,11 +123,13 @@ void choose_groups(MPI_Comm pc, std::size_t dimension, const Policy& policy, gro
 }
 
 // Updating and integration: this member's range of the whole reduction (a
-// failed rank, in st, goes on with nothing).
+// failed rank, in st, goes on with nothing); a dense one built in `place`
+// (this member's range of the caller's dense output) where it can be, and
+// its entry count in `entries` when the updating counted it.
 template <class In, class Op>
 partial<value_type_of<In>> grouped_range(const group_layout& g, std::size_t dimension, const In& in, const Op& op,
                                          wire::format fmt, std::size_t window, report& rep, call_status& st,
-                                         exchange_buffers& buffers)
+                                         exchange_buffers& buffers, value_type_of<In>* place, std::size_t& entries)
 {
     using T = value_type_of<In>;
     using RI = repr_traits<std::remove_cvref_t<In>>;
@@ -147,10 +149,12 @@ partial<value_type_of<In>> grouped_range(const group_layout& g, std::size_t dime
     }
     partial<T> acc = g.shape.size() == 1 ? std::move(mine)
                                          : scatter_ranges(g.group_pc, mine, dense_in, g.ranges, window, id, fmt, op,
-                                                          rep, st, buffers);
+                                                          rep, st, buffers, place, &entries);
     // integration across the groups, in group order
-    if (g.across.size() > 1)
+    if (g.across.size() > 1) {
+        entries = no_count;
         acc = recursive_doubling(g.across_pc, std::move(acc), len, op, fmt, window, rep, st, buffers);
+    }
     return acc;
 }
 
@@ -177,15 +181,22 @@ report grouped_allreduce(MPI_Comm pc, std::size_t dimension, const Policy& polic
     const std::size_t window = window_of<T>(policy.segment_bytes);
     report rep;
     call_status st{me};
-    partial<T> acc = grouped_range(g, dimension, in, op, policy.wire, window, rep, st, buffers);
+    constexpr bool dense = RO::kind == repr_kind::dense;
+    T* dense_out = nullptr; // none on a rank whose output is of the wrong size: it fails, and goes on
+    if constexpr (dense) try {
+            dense_out = RO::output(out, dimension).data();
+        } catch (...) {
+            st.fail_here();
+        }
+    T* place = dense_out && g.shape.size() > 1 ? dense_out + g.ranges[static_cast<std::size_t>(g.member)] : nullptr;
+    std::size_t entries = no_count;
+    partial<T> acc = grouped_range(g, dimension, in, op, policy.wire, window, rep, st, buffers, place, entries);
     // broadcasting
-    T* dense_out = nullptr;
-    if constexpr (RO::kind == repr_kind::dense)
-        if (g.shape.size() > 1) dense_out = RO::output(out, dimension).data();
     std::vector<std::uint64_t> idx;
     std::vector<T> val;
     if (g.shape.size() > 1)
-        allgather_ranges(g.group_pc, acc, g.ranges, window, id, policy.wire, dense_out, idx, val, rep, st, buffers);
+        allgather_ranges(g.group_pc, acc, g.ranges, window, id, policy.wire, dense, dense_out,
+                         acc.is_dense && place && acc.external == place, entries, idx, val, rep, st, buffers);
     agree_and_throw(pc, me, st.failure, st.heard);
     if (g.shape.size() == 1) {
         result_into(out, acc, op);

@@ -241,8 +241,17 @@ report reduce_then_broadcast(reduce_plan<TreePolicy>& reduce, MPI_Comm pc, std::
     MPI_Comm_size(pc, &P);
     report rep;
     std::string failure;
+    // A non-root's output is checked before the reduce, whose failure
+    // protocol carries it to the root and the root's outcome to everyone.
+    T* dense_out = nullptr;
+    if constexpr (RO::kind == repr_kind::dense)
+        if (me != 0) try {
+                dense_out = RO::output(out, dimension).data();
+            } catch (...) {
+                failure = unprefixed(current_exception_text());
+            }
     try {
-        rep = reduce.reduce(in, out, op);
+        rep = reduce.reduce_failed_before(in, out, op, failure);
     } catch (...) {
         failure = current_failure_text(me);
     }
@@ -259,13 +268,10 @@ report reduce_then_broadcast(reduce_plan<TreePolicy>& reduce, MPI_Comm pc, std::
 
     partial<T> root_result; // a sparse result, as index/value
     const T* root_dense = nullptr; // a dense result is encoded straight from out
-    T* dense_out = nullptr;
     if constexpr (RO::kind != repr_kind::dense)
         if (me == 0) convert_into(root_result.sparse, out, op);
-    if constexpr (RO::kind == repr_kind::dense) {
-        if (me == 0) root_dense = RO::output(out, dimension).data();
-        else dense_out = RO::output(out, dimension).data();
-    }
+    if constexpr (RO::kind == repr_kind::dense)
+        if (me == 0 && failure.empty()) root_dense = RO::output(out, dimension).data(); // checked by the reduce
     segment_broadcast<T> b(pc, me, dimension, window, seg_bytes, identity<T>(op), tp.wire, streams, rep);
     b.run(root_result, root_dense, dense_out, reqs);
     MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);

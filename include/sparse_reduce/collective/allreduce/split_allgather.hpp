@@ -13,13 +13,16 @@
 // holds its input, its range's accumulator, the output and a few messages
 // per peer, not every piece whole (issue 14 row 13: 5.06 x the input at
 // P = 2 before, doc/benchmarks.md), and a dense accumulator gets the pieces
-// in rank order, the serial fold's order, bit for bit.
+// in rank order, the serial fold's order, bit for bit. Full ranges go raw
+// (stream_segments): at full density the call copies nothing into a
+// message and sends MPI_Allreduce's bytes.
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <mpi.h>
@@ -51,9 +54,20 @@ inline std::size_t segments_of(std::size_t len, std::size_t seg) { return (len +
 // receives, and a send slot is reused only once step j - 2 has arrived:
 // every member reaches every step. A failed member (st) sends its status
 // alone; what the others take stops at the first failure they hear of.
-template <class Encode, class Take>
+//
+// A pair of members may exchange raw segments instead: the range's values
+// as they are, with no block headers and no status word. raw_out(d, j) is
+// segment j for d as such bytes (empty: encode it); MPI sends them from
+// where they lie, the caller's array, with no copy into a message.
+// raw_in(r, j) is where r's raw segment j goes (empty: not raw), the
+// receiver knowing its size; take then gets those bytes. Both sides of a
+// pair decide alike from counts they exchanged before (a raw pair's sender
+// sends its values even once it failed: the failure is settled at the end).
+// This member's own segment is taken from raw_out(me, j) when it gives one.
+template <class Encode, class Take, class RawOut, class RawIn>
 void stream_segments(MPI_Comm pc, std::span<const std::size_t> sends, std::span<const std::size_t> recvs,
-                     const Encode& encode, const Take& take, report& rep, call_status& st, exchange_buffers& buffers)
+                     const Encode& encode, const Take& take, const RawOut& raw_out, const RawIn& raw_in, report& rep,
+                     call_status& st, exchange_buffers& buffers)
 {
     int member = 0, G = 1;
     MPI_Comm_rank(pc, &member);
@@ -74,6 +88,13 @@ void stream_segments(MPI_Comm pc, std::span<const std::size_t> sends, std::span<
         b[at / 8] = static_cast<std::uint64_t>(st.word());
         return at + 8;
     };
+    const auto taken = [&](std::size_t r, std::size_t j, std::span<const std::byte> bytes) {
+        if (!st.failed()) try {
+                take(r, j, bytes);
+            } catch (...) {
+                st.fail_here();
+            }
+    };
     std::size_t steps = 0;
     for (std::size_t k = 0; k < n; ++k) steps = std::max({steps, sends[k], recvs[k]});
     for (std::size_t j = 0; j < steps; ++j) {
@@ -81,16 +102,34 @@ void stream_segments(MPI_Comm pc, std::span<const std::size_t> sends, std::span<
             const std::size_t d = (me + i) % n, slot = 2 * d + j % 2;
             if (j >= sends[d]) continue;
             wait_all(reqs[slot]); // a kept buffer is not shrunk: growing it again would zero it
-            const std::size_t bytes = message(d, j, slots[slot]);
-            isend_message(slots[slot].data(), bytes, static_cast<int>(d), doubling_tag, pc, reqs[slot]);
+            const std::span<const std::byte> raw = raw_out(d, j);
+            const std::size_t bytes = raw.empty() ? message(d, j, slots[slot]) : raw.size();
+            isend_bytes(raw.empty() ? static_cast<const void*>(slots[slot].data()) : raw.data(), bytes,
+                        static_cast<int>(d), doubling_tag, pc, reqs[slot]);
             rep.bytes_sent += bytes;
             ++rep.messages_sent;
         }
         for (std::size_t r = 0; r < n; ++r) {
             if (j >= recvs[r]) continue;
+            if (r == me) {
+                if (const std::span<const std::byte> raw = raw_out(me, j); !raw.empty()) {
+                    taken(me, j, raw);
+                    continue;
+                }
+            } else if (const std::span<std::byte> into = raw_in(r, j); !into.empty()) {
+                recv_bytes(into.data(), into.size(), static_cast<int>(r), doubling_tag, pc);
+                rep.bytes_received += into.size();
+                taken(r, j, into);
+                continue;
+            }
             wire_buffer& b = r == me ? slots[2 * me] : buffers.receive;
-            const std::size_t bytes = r == me ? message(me, j, b) : recv_message(static_cast<int>(r), doubling_tag, pc, b);
-            if (r != me) rep.bytes_received += bytes;
+            std::size_t bytes = 0;
+            if (r == me) {
+                bytes = message(me, j, b);
+            } else {
+                bytes = recv_message(static_cast<int>(r), doubling_tag, pc, b);
+                rep.bytes_received += bytes;
+            }
             if (st.failed()) continue;
             try {
                 if (bytes < 8 || bytes % 8) fail("malformed segment of " + std::to_string(bytes) + " bytes");
@@ -102,6 +141,42 @@ void stream_segments(MPI_Comm pc, std::span<const std::size_t> sends, std::span<
         }
     }
     for (auto& r : reqs) wait_all(r);
+}
+
+// An entry count not known.
+inline constexpr std::size_t no_count = ~std::size_t{0};
+
+// Where the values of [lo, lo + n) of a partial (or of the dense array
+// `dense`, when given) lie in a row: a dense one's, or those of an
+// index/value one that holds every index there (its values are then that
+// window's dense array). nullptr if neither.
+template <class T>
+const T* values_in_a_row(const partial<T>& p, const T* dense, std::size_t lo, std::size_t n)
+{
+    if (!dense && p.is_dense) dense = p.dense_values();
+    if (dense) return dense + lo;
+    const auto idx = p.sparse.indices();
+    const auto k = static_cast<std::size_t>(std::lower_bound(idx.begin(), idx.end(), std::uint64_t{lo}) - idx.begin());
+    if (n == 0 || k + n > idx.size() || idx[k + n - 1] != lo + n - 1) return nullptr; // sorted, no repeats
+    return p.sparse.values().data() + k;
+}
+
+template <class T>
+std::span<const std::byte> raw_bytes(const T* p, std::size_t n)
+{
+    return p ? std::as_bytes(std::span<const T>(p, n)) : std::span<const std::byte>{};
+}
+template <class T>
+std::span<std::byte> raw_bytes(T* p, std::size_t n)
+{
+    return std::as_writable_bytes(std::span<T>(p, n));
+}
+// The plan's receive buffer as room for n values (grown, never shrunk).
+template <class T>
+std::span<std::byte> receive_room(exchange_buffers& b, std::size_t n)
+{
+    if (b.receive.size() * 8 < n * sizeof(T)) b.receive.resize((n * sizeof(T) + 7) / 8);
+    return raw_bytes(reinterpret_cast<T*>(b.receive.data()), n);
 }
 
 // Entries of this member's input in [lo, hi) (a dense one counted in one
@@ -131,63 +206,71 @@ void for_blocks(std::span<const std::byte> bytes, std::size_t j, std::size_t seg
     if (at != bytes.size()) fail("malformed segment: " + std::to_string(bytes.size() - at) + " bytes after its blocks");
 }
 
-// Updating within a group: member k gets every member's entries in its
-// range [ranges[k], ranges[k + 1]) (windows of `window` from the range's
-// start), streamed. One MPI_Alltoall of entry counts first: when they fill
-// the range, each segment is folded on arrival into a dense accumulator,
-// in member order; else the pieces are kept whole and folded in member
-// order as partials ((p0 p1) p2) ... `mine` is this member's input as a
-// partial, or `dense_in` its dense array.
-template <class T, class Op>
-partial<T> scatter_ranges(MPI_Comm pc, const partial<T>& mine, const T* dense_in, std::span<const std::size_t> ranges,
-                          std::size_t window, const T& id, wire::format fmt, const Op& op, report& rep,
-                          call_status& st, exchange_buffers& buffers)
+// The counts of an updating (scatter_ranges): the entries this member sends
+// each member (send[d]; none counted for itself) and gets from each
+// (recv[r]), and whether its range's accumulator is dense. One
+// MPI_Alltoall. This member's own count matters only for that decision: it
+// is taken after the others' are known, and only as far as that needs (at
+// full density, not at all).
+template <class T>
+struct scatter_counts {
+    std::vector<std::uint64_t> send, recv;
+    bool dense = false;
+};
+
+template <class T>
+scatter_counts<T> exchange_counts(MPI_Comm pc, const partial<T>& mine, const T* dense_in,
+                                  std::span<const std::size_t> ranges, const T& id, const call_status& st)
 {
     int member = 0, G = 1;
     MPI_Comm_rank(pc, &member);
     MPI_Comm_size(pc, &G);
     const auto me = static_cast<std::size_t>(member), n = static_cast<std::size_t>(G);
-    const std::size_t seg = segment_elements<T>(window), len = ranges[me + 1] - ranges[me];
-    std::vector<std::uint64_t> send(n), recv(n);
-    std::vector<std::size_t> sends(n), recvs(n, segments_of(len, seg));
-    for (std::size_t d = 0; d < n; ++d) {
-        send[d] = st.failed() ? 0 : entries_in(mine, dense_in, ranges[d], ranges[d + 1], id);
-        sends[d] = segments_of(ranges[d + 1] - ranges[d], seg);
-    }
-    MPI_Alltoall(send.data(), 1, MPI_UINT64_T, recv.data(), 1, MPI_UINT64_T, pc);
+    scatter_counts<T> c{std::vector<std::uint64_t>(n), std::vector<std::uint64_t>(n)};
+    for (std::size_t d = 0; d < n; ++d)
+        c.send[d] = st.failed() || d == me ? 0 : entries_in(mine, dense_in, ranges[d], ranges[d + 1], id);
+    MPI_Alltoall(c.send.data(), 1, MPI_UINT64_T, c.recv.data(), 1, MPI_UINT64_T, pc);
     std::uint64_t entries = 0;
-    for (const auto e : recv) entries += e;
-    const auto encode = [&](std::size_t d, std::size_t j, wire_buffer& b) {
-        std::size_t at = 0;
-        const std::size_t end = std::min(ranges[d + 1], ranges[d] + (j + 1) * seg);
-        for (std::size_t lo = ranges[d] + j * seg; lo < end; lo += window)
-            at = append_block<T>(mine, dense_in, lo, std::min(window, end - lo), id, fmt, b, at);
-        return at;
-    };
-    partial<T> acc;
-    if (dense_is_smaller<T>(static_cast<std::size_t>(entries), len)) {
-        acc.is_dense = true;
-        acc.dense.assign(len, id);
-        const auto take = [&](std::size_t, std::size_t j, std::span<const std::byte> bytes) {
-            for_blocks<T>(bytes, j, seg, len, window, [&](const wire::block_view<T>& v, std::size_t lo) {
-                fold_block_into_dense(v, acc.dense.data() + lo, id, op, false);
-            });
-        };
-        stream_segments(pc, sends, recvs, encode, take, rep, st, buffers);
-        return acc;
+    for (const auto e : c.recv) entries += e;
+    const std::size_t len = ranges[me + 1] - ranges[me], dense_from = dense_is_smaller_entries<T>(len);
+    c.dense = entries >= dense_from;
+    if (!c.dense && !st.failed()) {
+        const std::size_t need = dense_from - static_cast<std::size_t>(entries);
+        c.dense = dense_in ? holds_entries(std::span<const T>(dense_in + ranges[me], len), need, id)
+                           : entries_in(mine, dense_in, ranges[me], ranges[me + 1], id) >= need;
     }
-    std::vector<wire_buffer> whole(n); // sparse pieces, gathered whole
-    std::vector<std::size_t> filled(n, 0);
-    const auto take = [&](std::size_t r, std::size_t, std::span<const std::byte> bytes) {
-        whole[r].resize((filled[r] + bytes.size()) / 8);
-        std::copy(bytes.begin(), bytes.end(), reinterpret_cast<std::byte*>(whole[r].data()) + filled[r]);
-        filled[r] += bytes.size();
-    };
-    stream_segments(pc, sends, recvs, encode, take, rep, st, buffers);
+    return c;
+}
+
+// A dense accumulator of len elements: in `place` (this member's range of
+// the caller's dense output) unless that overlaps this member's own values
+// `own` (in and out one array), else in an array of its own.
+template <class T>
+partial<T> dense_accumulator(T* place, const T* own, std::size_t len)
+{
+    partial<T> acc;
+    acc.is_dense = true;
+    const auto at = [](const T* p) { return reinterpret_cast<std::uintptr_t>(p); };
+    if (place && (!own || at(own + len) <= at(place) || at(place + len) <= at(own))) {
+        acc.external = place;
+        acc.external_size = len;
+    } else {
+        acc.dense.resize(len);
+    }
+    return acc;
+}
+
+// Sparse pieces gathered whole (filled[r] bytes of whole[r]), folded in
+// member order as partials ((p0 p1) p2) ...
+template <class T, class Op>
+partial<T> fold_sparse_pieces(std::vector<wire_buffer>& whole, std::span<const std::size_t> filled, std::size_t len,
+                              std::size_t window, const T& id, const Op& op, call_status& st)
+{
+    partial<T> acc;
     acc.sparse = index_value_vector<T, std::uint64_t>(len);
     if (st.failed()) return acc;
     try {
-        for (std::size_t r = 0; r < n; ++r) {
+        for (std::size_t r = 0; r < whole.size(); ++r) {
             auto piece = decode_partial(parse_partial<T>(bytes_of(whole[r], filled[r]), len, window), len, window, id);
             acc = r == 0 ? std::move(piece) : combine_partials(acc, piece, op, len);
             whole[r] = {};
@@ -198,26 +281,137 @@ partial<T> scatter_ranges(MPI_Comm pc, const partial<T>& mine, const T* dense_in
     return acc;
 }
 
+// Updating within a group: member k gets every member's entries in its
+// range [ranges[k], ranges[k + 1]) (windows of `window` from the range's
+// start), streamed. One MPI_Alltoall of entry counts first: when they fill
+// the range, each segment is folded on arrival into a dense accumulator,
+// in member order; else the pieces are kept whole and folded in member
+// order as partials ((p0 p1) p2) ... `mine` is this member's input as a
+// partial, or `dense_in` its dense array. A dense accumulator is built in
+// `place` (this member's range of the caller's dense output, when given
+// and apart from the input) and allocates nothing.
+//
+// A sender whose range for k is full (count = the range's length) sends
+// it raw (stream_segments): the dense array, or a full index/value one's
+// values, go out as they lie. A full piece means a dense accumulator:
+// dense_is_smaller_entries(len) <= len for any value size. Segment j of the
+// accumulator is the first piece (member 0's) written there, raw ones
+// received straight into it, this member's own not copied but folded with
+// the next; then each piece folded on. When every segment's last piece is
+// raw, that fold counts the accumulator's entries (*entries_out).
+template <class T, class Op>
+partial<T> scatter_ranges(MPI_Comm pc, const partial<T>& mine, const T* dense_in, std::span<const std::size_t> ranges,
+                          std::size_t window, const T& id, wire::format fmt, const Op& op, report& rep,
+                          call_status& st, exchange_buffers& buffers, T* place = nullptr,
+                          std::size_t* entries_out = nullptr)
+{
+    int member = 0, G = 1;
+    MPI_Comm_rank(pc, &member);
+    MPI_Comm_size(pc, &G);
+    const auto me = static_cast<std::size_t>(member), n = static_cast<std::size_t>(G);
+    const std::size_t seg = segment_elements<T>(window), len = ranges[me + 1] - ranges[me];
+    std::vector<std::size_t> sends(n), recvs(n, segments_of(len, seg));
+    for (std::size_t d = 0; d < n; ++d) sends[d] = segments_of(ranges[d + 1] - ranges[d], seg);
+    const auto counts = exchange_counts(pc, mine, dense_in, ranges, id, st);
+    const auto &send = counts.send, &recv = counts.recv;
+    const auto full = [&](std::uint64_t count, std::size_t d) { return count > 0 && count == ranges[d + 1] - ranges[d]; };
+    const auto piece = [&](std::size_t d, std::size_t j) { // segment j of range d: first element, length
+        return std::pair{ranges[d] + j * seg, std::min(seg, ranges[d + 1] - ranges[d] - j * seg)};
+    };
+    const auto encode = [&](std::size_t d, std::size_t j, wire_buffer& b) {
+        std::size_t at = 0;
+        const auto [first, length] = piece(d, j);
+        for (std::size_t lo = first; lo < first + length; lo += window)
+            at = append_block<T>(mine, dense_in, lo, std::min(window, first + length - lo), id, fmt, b, at);
+        return at;
+    };
+    if (counts.dense) {
+        const T* own = st.failed() ? nullptr : values_in_a_row(mine, dense_in, ranges[me], len);
+        partial<T> acc = dense_accumulator(place, own, len);
+        const auto raw_out = [&](std::size_t d, std::size_t j) {
+            const auto [first, length] = piece(d, j);
+            if (d == me) return raw_bytes(own ? own + (first - ranges[me]) : nullptr, length);
+            return full(send[d], d) ? raw_bytes(values_in_a_row(mine, dense_in, first, length), length)
+                                    : std::span<const std::byte>{};
+        };
+        const auto raw_in = [&](std::size_t r, std::size_t j) {
+            if (!full(recv[r], me)) return std::span<std::byte>{};
+            const auto [first, length] = piece(me, j);
+            if (r == 0) return raw_bytes(acc.dense_data() + (first - ranges[me]), length);
+            return receive_room<T>(buffers, length);
+        };
+        const T* pending = nullptr; // this member's own piece, first of its segment: folded with the next
+        std::size_t counted = 0, counted_segments = 0; // the accumulator's entries, from raw last folds
+        const auto take = [&](std::size_t r, std::size_t j, std::span<const std::byte> bytes) {
+            const auto [first, length] = piece(me, j);
+            const std::size_t lo = first - ranges[me];
+            T* a = acc.dense_data() + lo;
+            if (r == me ? own != nullptr : full(recv[r], me)) { // raw
+                const T* v = reinterpret_cast<const T*>(bytes.data());
+                if (r == 0 && r == me) pending = v;
+                else if (r == 0) std::copy(v, v + (v == a ? 0 : length), a); // received in place
+                else {
+                    const std::size_t e = pending ? fold_dense_to<true>(a, std::exchange(pending, nullptr), v, length, op, id)
+                                                  : fold_dense<true>(a, v, length, false, op, id);
+                    if (r + 1 == n) counted += e, ++counted_segments;
+                }
+                return;
+            }
+            for_blocks<T>(bytes, j, seg, len, window, [&](const wire::block_view<T>& v, std::size_t lo2) {
+                if (r == 0) wire::decode_block_into(v, id, std::span<T>(acc.dense_data() + lo2, v.length));
+                else fold_block_into_dense(v, acc.dense_data() + lo2, id, op, false, pending ? pending + (lo2 - lo) : nullptr);
+            });
+            pending = nullptr;
+        };
+        stream_segments(pc, sends, recvs, encode, take, raw_out, raw_in, rep, st, buffers);
+        if (entries_out && counted_segments == segments_of(len, seg)) *entries_out = counted;
+        return acc;
+    }
+    std::vector<wire_buffer> whole(n); // sparse pieces, gathered whole
+    std::vector<std::size_t> filled(n, 0);
+    const auto take = [&](std::size_t r, std::size_t, std::span<const std::byte> bytes) {
+        whole[r].resize((filled[r] + bytes.size()) / 8);
+        std::copy(bytes.begin(), bytes.end(), reinterpret_cast<std::byte*>(whole[r].data()) + filled[r]);
+        filled[r] += bytes.size();
+    };
+    const auto not_raw = [](std::size_t, std::size_t) { return std::span<const std::byte>{}; };
+    stream_segments(pc, sends, recvs, encode, take, not_raw, [](std::size_t, std::size_t) { return std::span<std::byte>{}; },
+                    rep, st, buffers);
+    return fold_sparse_pieces(whole, filled, len, window, id, op, st);
+}
+
 // Broadcasting within a group: every member's integrated range `mine` (local
-// indices) to every member, streamed into dense_out (when given); else each
-// range in one message (the ranks' outputs are of one kind), appended to
-// idx / val in member order, which is index order.
+// indices) to every member, streamed into dense_out when the output is
+// `dense` (the ranks' outputs are of one kind; a failed rank may have none);
+// else each range in one message, appended to idx / val in member order,
+// which is index order. Into a dense output, one MPI_Allgather first says
+// whose range is full: those go raw, received where they belong
+// (stream_segments); `in_place`: this member's range is there already
+// (scatter_ranges built it in place); `entries`: mine's, if known.
 template <class T>
 void allgather_ranges(MPI_Comm pc, const partial<T>& mine, std::span<const std::size_t> ranges, std::size_t window,
-                      const T& id, wire::format fmt, T* dense_out, std::vector<std::uint64_t>& idx,
-                      std::vector<T>& val, report& rep, call_status& st, exchange_buffers& buffers)
+                      const T& id, wire::format fmt, bool dense, T* dense_out, bool in_place, std::size_t entries,
+                      std::vector<std::uint64_t>& idx, std::vector<T>& val, report& rep, call_status& st,
+                      exchange_buffers& buffers)
 {
     int member = 0, G = 1;
     MPI_Comm_rank(pc, &member);
     MPI_Comm_size(pc, &G);
     const auto me = static_cast<std::size_t>(member), n = static_cast<std::size_t>(G);
     std::size_t seg = 1;
-    if (dense_out) seg = segment_elements<T>(window);
+    if (dense) seg = segment_elements<T>(window);
     else
         for (std::size_t r = 0; r < n; ++r) seg = std::max(seg, ranges[r + 1] - ranges[r]);
     const std::size_t len = ranges[me + 1] - ranges[me];
     std::vector<std::size_t> sends(n, segments_of(len, seg)), recvs(n);
     for (std::size_t r = 0; r < n; ++r) recvs[r] = segments_of(ranges[r + 1] - ranges[r], seg);
+    std::vector<std::uint64_t> full(n, 0);
+    if (dense) {
+        if (entries == no_count) entries = mine.is_dense ? count_dense_entries<T>(mine.dense_view(), id) : mine.sparse.nnz();
+        const std::uint64_t mine_full = !st.failed() && len > 0 && entries == len;
+        MPI_Allgather(&mine_full, 1, MPI_UINT64_T, full.data(), 1, MPI_UINT64_T, pc);
+        if (in_place && !st.failed()) recvs[me] = 0;
+    }
     const auto encode = [&](std::size_t, std::size_t j, wire_buffer& b) {
         std::size_t at = 0;
         const std::size_t end = std::min(len, (j + 1) * seg);
@@ -225,12 +419,31 @@ void allgather_ranges(MPI_Comm pc, const partial<T>& mine, std::span<const std::
             at = append_block<T>(mine, nullptr, lo, std::min(window, end - lo), id, fmt, b, at);
         return at;
     };
+    const auto piece = [&](std::size_t r, std::size_t j) { // segment j of range r: local first element, length
+        return std::pair{j * seg, std::min(seg, ranges[r + 1] - ranges[r] - j * seg)};
+    };
+    const auto raw_out = [&](std::size_t, std::size_t j) {
+        const auto [first, length] = piece(me, j);
+        return full[me] ? raw_bytes(values_in_a_row<T>(mine, nullptr, first, length), length) : std::span<const std::byte>{};
+    };
+    const auto raw_in = [&](std::size_t r, std::size_t j) {
+        const auto [first, length] = piece(r, j);
+        if (!full[r]) return std::span<std::byte>{};
+        if (dense_out) return raw_bytes(dense_out + ranges[r] + first, length);
+        return receive_room<T>(buffers, length); // failed: taken and dropped
+    };
     const auto take = [&](std::size_t r, std::size_t j, std::span<const std::byte> bytes) {
-        const std::size_t to = std::min(ranges[r + 1] - ranges[r], (j + 1) * seg);
-        if (decode_blocks(bytes, 0, ranges[r], j * seg, to, window, id, dense_out, idx, val) != bytes.size())
+        const auto [first, length] = piece(r, j);
+        if (full[r]) { // raw: received in place, or this member's own to copy
+            const T* v = reinterpret_cast<const T*>(bytes.data());
+            T* to = dense_out + ranges[r] + first;
+            if (v != to) std::copy(v, v + length, to);
+            return;
+        }
+        if (decode_blocks(bytes, 0, ranges[r], first, first + length, window, id, dense_out, idx, val) != bytes.size())
             fail("malformed allgather segment: bytes after its blocks");
     };
-    stream_segments(pc, sends, recvs, encode, take, rep, st, buffers);
+    stream_segments(pc, sends, recvs, encode, take, raw_out, raw_in, rep, st, buffers);
 }
 
 } // namespace sparse_reduce::detail
