@@ -47,11 +47,13 @@
 /// policy_check.hpp) on every rank.
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include <boost/mpi/communicator.hpp>
 #include <mpi.h>
@@ -123,10 +125,11 @@ public:
         init();
     }
 
-    /// grouped and split_allgather: the mesh of ranks.
+    /// grouped, split_allgather and automatic (its split-allgather): the mesh of ranks.
     const mesh_shape& mesh() const { return groups_.mesh; }
-    /// grouped and split_allgather: the groups (none until the first call when
-    /// the model chooses them).
+    /// grouped, split_allgather and automatic (its split-allgather: one group
+    /// of all ranks): the groups (none until the first call when the model
+    /// chooses them).
     std::optional<group_shape> groups() const
     {
         return groups_.layout ? std::optional<group_shape>(groups_.layout->shape) : std::nullopt;
@@ -184,10 +187,9 @@ private:
             else reduce_.emplace(comm_, 0, dimension_, policy_.tree);
             reduce_->use_windows_only(); // its broadcast pairs with the windowed stream (whole messages: not yet)
         }
-        if constexpr (std::same_as<Policy, policy::split_allgather>) {
+        if constexpr (std::same_as<Policy, policy::split_allgather> || is_automatic) {
             groups_.mesh = {1, comm_.size(), false};
-            groups_.layout = std::make_shared<detail::group_layout>(
-                detail::make_group_layout(private_, groups_.mesh, {1, comm_.size()}, dimension_));
+            groups_.layout = std::make_shared<detail::group_layout>(detail::whole_group_layout(private_, dimension_));
         }
         if constexpr (std::same_as<Policy, policy::grouped>) {
             groups_.mesh = detail::mesh_of(MPI_Comm(comm_), policy_.mesh_rows, policy_.mesh_cols);
@@ -215,7 +217,10 @@ private:
     template <class T, bool dense_output, class In, class Op>
     detail::allreduce_algorithm choose(const In& in, const Op& op)
     {
-        const double sum = detail::mean_entries(private_, in, identity<T>(op)) * comm_.size();
+        // counted by split-allgather's ranges: that algorithm then counts nothing again
+        const double sum =
+            detail::mean_entries(private_, in, identity<T>(op), false, nullptr, groups_.layout->ranges, &counted_) *
+            comm_.size();
         const tuning& t = policy_.tuned ? *policy_.tuned : current_tuning(policy_.tuning_file);
         const std::size_t seg = policy_.segment_bytes ? policy_.segment_bytes : default_segment_bytes;
         return detail::cheapest(detail::estimate_allreduce(comm_.size(), sum / comm_.size(),
@@ -242,7 +247,10 @@ private:
                                                   policy_.segment_bytes, *buffers_);
             break;
         case A::split_allgather:
-            if constexpr (is_automatic) return split_plan().allreduce(in, out, op);
+            if constexpr (is_automatic)
+                return detail::grouped_allreduce(
+                    private_, dimension_, policy::split_allgather{.wire = policy_.wire, .segment_bytes = policy_.segment_bytes},
+                    groups_, in, out, op, *buffers_, counted_);
             else if constexpr (detail::plan_runs<Policy>(A::split_allgather))
                 return detail::grouped_allreduce(private_, dimension_, policy_, groups_, in, out, op, *buffers_);
             break;
@@ -255,22 +263,13 @@ private:
         detail::fail("allreduce: an algorithm its plan does not run");
     }
 
-    // automatic's split-allgather, made on first use
-    allreduce_plan<policy::split_allgather>& split_plan()
-    {
-        if (!split_)
-            split_ = std::make_shared<allreduce_plan<policy::split_allgather>>(
-                comm_, dimension_, policy::split_allgather{.wire = policy_.wire, .segment_bytes = policy_.segment_bytes});
-        return *split_;
-    }
-
     boost::mpi::communicator comm_;
     MPI_Comm private_;
     std::size_t dimension_;
     Policy policy_;
     std::optional<reduce_plan<tree_policy>> reduce_;
-    detail::grouped_state groups_; // grouped and split_allgather: mesh and groups (shared by copies of a plan)
-    std::shared_ptr<allreduce_plan<policy::split_allgather>> split_; // automatic's, made on first use
+    detail::grouped_state groups_; // grouped, split_allgather and automatic's: mesh and groups (shared by copies)
+    std::vector<std::uint64_t> counted_; // automatic: this call's entries per range of groups_ (dense inputs)
     std::shared_ptr<detail::exchange_buffers> buffers_ = std::make_shared<detail::exchange_buffers>();
 };
 

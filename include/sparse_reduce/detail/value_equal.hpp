@@ -34,4 +34,15 @@ constexpr bool same_value(const T& a, const T& b)
     }
 }
 
+// 1 if x is not zero, else 0, with no compare: x | -x has its top bit set
+// iff x != 0. Loops over these vectorise on plain SSE2, which has no 64-bit
+// compare: the present masks and entry counts of dense arrays (x = bits ^
+// identity's bits) in the wire encoder, the RLE codec, count_dense_entries
+// and fold_dense_to.
+template <std::unsigned_integral B>
+constexpr B nonzero_bit(B x)
+{
+    return static_cast<B>(static_cast<B>(x | static_cast<B>(B(0) - x)) >> (sizeof(B) * 8 - 1));
+}
+
 } // namespace sparse_reduce::detail

@@ -293,13 +293,9 @@ std::size_t fold_dense_to(T* out, const T* a, const T* b, std::size_t n, const O
     std::size_t e = 0;
     if constexpr (branch_free_merge<T, Op>()) {
         using B = bits_of<T>;
-        constexpr int top = sizeof(B) * 8 - 1;
-        const B idb = std::bit_cast<B>(id);
+            const B idb = std::bit_cast<B>(id);
         // all ones where v is present (not the identity's bits)
-        auto present = [idb](B v) {
-            const B d = v ^ idb;
-            return B(0) - static_cast<B>((d | (B(0) - d)) >> top);
-        };
+        auto present = [idb](B v) { return static_cast<B>(B(0) - nonzero_bit(static_cast<B>(v ^ idb))); };
         B c = 0;
         for (std::size_t i = 0; i < n; ++i) {
             const T x = a[i], y = b[i];
@@ -396,23 +392,17 @@ std::size_t count_unordered(const I* idx, std::size_t n) noexcept
     return bad;
 }
 
-// How many values are the identity (floating point by bits). x | -x has its
-// top bit set iff x != 0, so the count vectorises even on plain SSE2 (which
-// has no 64-bit compare).
+// How many values are the identity (floating point by bits), counted with
+// nonzero_bit so that the loop vectorises even on plain SSE2 (which has no
+// 64-bit compare).
 template <class T>
 std::size_t count_identities(const T* val, std::size_t n, const T& id) noexcept
 {
-    if constexpr (bit_comparable_float<T>) {
+    if constexpr (bit_comparable_float<T> || std::is_integral_v<T>) {
         using B = bits_of<T>;
-        using bits [[gnu::may_alias]] = B;
-        const auto* b = reinterpret_cast<const bits*>(val);
-        B ib;
-        std::memcpy(&ib, &id, sizeof ib);
+        const B ib = std::bit_cast<B>(id);
         B others = 0;
-        for (std::size_t k = 0; k < n; ++k) {
-            const B x = b[k] ^ ib;
-            others += static_cast<B>(x | (B(0) - x)) >> (8 * sizeof(B) - 1);
-        }
+        for (std::size_t k = 0; k < n; ++k) others += nonzero_bit(static_cast<B>(std::bit_cast<B>(val[k]) ^ ib));
         return n - static_cast<std::size_t>(others);
     } else {
         std::size_t c = 0;

@@ -78,9 +78,8 @@ constexpr typename layout<T>::bits marker_flag(T w)
 {
     using L = layout<T>;
     using B = typename L::bits;
-    constexpr int top = sizeof(B) * 8 - 1;
     const B b = std::bit_cast<B>(w), x = ~b & L::marker_mask, m = b & L::mantissa;
-    return (B(1) - ((x | (B(0) - x)) >> top)) & ((m | (B(0) - m)) >> top);
+    return (B(1) - nonzero_bit(x)) & nonzero_bit(m);
 }
 
 // Worst case of encoded words for n elements: every element an escaped NaN.
@@ -151,8 +150,7 @@ public:
     {
         if (pending_ != 0) return false;
         using B = typename layout<T>::bits;
-        constexpr int top = sizeof(B) * 8 - 1;
-        const B idb = std::bit_cast<B>(id_);
+            const B idb = std::bit_cast<B>(id_);
         B special = 0;
         T* o = out_;
         for (std::size_t k = 0; k < chunk; ++k) {
@@ -160,8 +158,8 @@ public:
             o[k] = v;
             const B x = std::bit_cast<B>(v) ^ idb;
             const B xa = std::bit_cast<B>(a[k]) ^ idb, xb = std::bit_cast<B>(b[k]) ^ idb;
-            special |= (B(1) - ((x | (B(0) - x)) >> top)) | (B(1) - ((xa | (B(0) - xa)) >> top)) |
-                       (B(1) - ((xb | (B(0) - xb)) >> top)) | marker_flag(v) | (check_a ? marker_flag(a[k]) : B(0));
+            special |= (B(1) - nonzero_bit(x)) | (B(1) - nonzero_bit(xa)) | (B(1) - nonzero_bit(xb)) | marker_flag(v) |
+                       (check_a ? marker_flag(a[k]) : B(0));
         }
         if (special != 0) return false;
         out_ += chunk;

@@ -128,15 +128,13 @@ void count_dense_rest(const T* p, std::size_t i, std::size_t len, const T& id, b
 {
     using L = sparse_reduce::detail::rle::layout<T>;
     using B = typename L::bits;
-    constexpr int top = sizeof(B) * 8 - 1;
     const B idb = std::bit_cast<B>(id);
-    auto nonzero = [](B x) { return static_cast<B>((x | (B(0) - x)) >> top); };
-    auto value_at = [&](std::size_t k) { return nonzero(std::bit_cast<B>(p[k]) ^ idb); };
+    using sparse_reduce::detail::nonzero_bit;
+    auto value_at = [&](std::size_t k) { return nonzero_bit<B>(std::bit_cast<B>(p[k]) ^ idb); };
     B entries = 0, runs = 0, escapes = 0;
     for (std::size_t k = i; k < len; ++k) {
-        const B b = std::bit_cast<B>(p[k]);
         entries += value_at(k);
-        escapes += (B(1) - nonzero(~b & L::marker_mask)) & nonzero(b & L::mantissa);
+        escapes += sparse_reduce::detail::rle::marker_flag(p[k]);
     }
     if (entries < len - i)
         for (std::size_t k = i; k < len; ++k) runs += (B(1) - value_at(k)) & (k == i ? B(1) : value_at(k - 1));
@@ -273,14 +271,13 @@ template <rle_value T>
 std::size_t copy_counting_entries(const T* p, std::size_t len, const T& id, std::byte* out)
 {
     using B = typename sparse_reduce::detail::rle::layout<T>::bits;
-    constexpr int top = sizeof(B) * 8 - 1;
     const B idb = std::bit_cast<B>(id);
     T* v = reinterpret_cast<T*>(out + header_bytes);
     B entries = 0;
     for (std::size_t k = 0; k < len; ++k) {
         const B d = std::bit_cast<B>(p[k]) ^ idb;
         v[k] = p[k];
-        entries += static_cast<B>((d | (B(0) - d)) >> top);
+        entries += sparse_reduce::detail::nonzero_bit(d);
     }
     return static_cast<std::size_t>(entries);
 }

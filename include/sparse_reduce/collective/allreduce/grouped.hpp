@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <exception>
 #include <memory>
+#include <span>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -88,6 +89,25 @@ inline group_layout make_group_layout(MPI_Comm pc, const mesh_shape& m, const gr
     return l;
 }
 
+// One group of all ranks of pc (split_allgather): the group is pc itself,
+// in rank order, and nothing is across, so no communicator is made (a call
+// completes its messages, so pc's later calls never see them).
+inline group_layout whole_group_layout(MPI_Comm pc, std::size_t dimension)
+{
+    int me = 0, P = 1;
+    MPI_Comm_rank(pc, &me);
+    MPI_Comm_size(pc, &P);
+    group_layout l;
+    l.shape = {1, P};
+    l.member = me;
+    l.group = boost::mpi::communicator(pc, boost::mpi::comm_attach);
+    l.across = boost::mpi::communicator(MPI_COMM_SELF, boost::mpi::comm_attach);
+    l.group_pc = pc;
+    l.across_pc = MPI_COMM_SELF;
+    l.ranges = block_ranges(dimension, P);
+    return l;
+}
+
 // A grouped plan's state: the mesh, and the groups (none until the first
 // call when the model chooses them; shared by copies of a plan).
 struct grouped_state {
@@ -129,7 +149,8 @@ void choose_groups(MPI_Comm pc, std::size_t dimension, const Policy& policy, gro
 template <class In, class Op>
 partial<value_type_of<In>> grouped_range(const group_layout& g, std::size_t dimension, const In& in, const Op& op,
                                          wire::format fmt, std::size_t window, report& rep, call_status& st,
-                                         exchange_buffers& buffers, value_type_of<In>* place, std::size_t& entries)
+                                         exchange_buffers& buffers, value_type_of<In>* place, std::size_t& entries,
+                                         std::span<const std::uint64_t> counted)
 {
     using T = value_type_of<In>;
     using RI = repr_traits<std::remove_cvref_t<In>>;
@@ -149,7 +170,7 @@ partial<value_type_of<In>> grouped_range(const group_layout& g, std::size_t dime
     }
     partial<T> acc = g.shape.size() == 1 ? std::move(mine)
                                          : scatter_ranges(g.group_pc, mine, dense_in, g.ranges, window, id, fmt, op,
-                                                          rep, st, buffers, place, &entries);
+                                                          rep, st, buffers, place, &entries, counted);
     // integration across the groups, in group order
     if (g.across.size() > 1) {
         entries = no_count;
@@ -158,10 +179,12 @@ partial<value_type_of<In>> grouped_range(const group_layout& g, std::size_t dime
     return acc;
 }
 
-// One grouped (or split_allgather) call.
+// One grouped (or split_allgather) call; `counted`: this rank's entries per
+// member's range, when counted already (automatic's choice), else empty.
 template <class Policy, class In, class Out, class Op>
 report grouped_allreduce(MPI_Comm pc, std::size_t dimension, const Policy& policy, grouped_state& gs, const In& in,
-                         Out& out, const Op& op, exchange_buffers& buffers)
+                         Out& out, const Op& op, exchange_buffers& buffers,
+                         std::span<const std::uint64_t> counted = {})
 {
     using T = value_type_of<In>;
     using RO = repr_traits<std::remove_cvref_t<Out>>;
@@ -190,7 +213,8 @@ report grouped_allreduce(MPI_Comm pc, std::size_t dimension, const Policy& polic
         }
     T* place = dense_out && g.shape.size() > 1 ? dense_out + g.ranges[static_cast<std::size_t>(g.member)] : nullptr;
     std::size_t entries = no_count;
-    partial<T> acc = grouped_range(g, dimension, in, op, policy.wire, window, rep, st, buffers, place, entries);
+    partial<T> acc =
+        grouped_range(g, dimension, in, op, policy.wire, window, rep, st, buffers, place, entries, counted);
     // broadcasting
     std::vector<std::uint64_t> idx;
     std::vector<T> val;

@@ -45,26 +45,12 @@ partial<T> combine_partials(const partial<T>& left, const partial<T>& right, con
     return out;
 }
 
-// Non-identity entries of a dense array (one pass that vectorises, bits
-// compared for floating point: x | -x has its top bit set iff x != 0, with
-// no 64-bit compare).
+// Non-identity entries of a dense array (one pass that vectorises:
+// count_identities).
 template <class T>
 std::size_t count_dense_entries(std::span<const T> xs, const T& id)
 {
-    if constexpr (bit_comparable_float<T> || std::is_integral_v<T>) {
-        using B = bits_of<T>;
-        const B idb = std::bit_cast<B>(id);
-        B e = 0;
-        for (const T& x : xs) {
-            const B d = static_cast<B>(std::bit_cast<B>(x) ^ idb);
-            e += static_cast<B>(static_cast<B>(d | static_cast<B>(B(0) - d)) >> (sizeof(B) * 8 - 1));
-        }
-        return static_cast<std::size_t>(e);
-    } else {
-        std::size_t e = 0;
-        for (const T& x : xs) e += !same_value(x, id);
-        return e;
-    }
+    return xs.size() - count_identities(xs.data(), xs.size(), id);
 }
 
 // Non-identity entries of any input.

@@ -211,7 +211,8 @@ void for_blocks(std::span<const std::byte> bytes, std::size_t j, std::size_t seg
 // (recv[r]), and whether its range's accumulator is dense. One
 // MPI_Alltoall. This member's own count matters only for that decision: it
 // is taken after the others' are known, and only as far as that needs (at
-// full density, not at all).
+// full density, not at all). `counted`: this member's entries per range,
+// when counted already (automatic's choice counts them), else empty.
 template <class T>
 struct scatter_counts {
     std::vector<std::uint64_t> send, recv;
@@ -220,15 +221,19 @@ struct scatter_counts {
 
 template <class T>
 scatter_counts<T> exchange_counts(MPI_Comm pc, const partial<T>& mine, const T* dense_in,
-                                  std::span<const std::size_t> ranges, const T& id, const call_status& st)
+                                  std::span<const std::size_t> ranges, const T& id, const call_status& st,
+                                  std::span<const std::uint64_t> counted)
 {
     int member = 0, G = 1;
     MPI_Comm_rank(pc, &member);
     MPI_Comm_size(pc, &G);
     const auto me = static_cast<std::size_t>(member), n = static_cast<std::size_t>(G);
     scatter_counts<T> c{std::vector<std::uint64_t>(n), std::vector<std::uint64_t>(n)};
+    const bool known = counted.size() == n;
     for (std::size_t d = 0; d < n; ++d)
-        c.send[d] = st.failed() || d == me ? 0 : entries_in(mine, dense_in, ranges[d], ranges[d + 1], id);
+        c.send[d] = st.failed() || d == me ? 0
+                    : known                ? counted[d]
+                                           : entries_in(mine, dense_in, ranges[d], ranges[d + 1], id);
     MPI_Alltoall(c.send.data(), 1, MPI_UINT64_T, c.recv.data(), 1, MPI_UINT64_T, pc);
     std::uint64_t entries = 0;
     for (const auto e : c.recv) entries += e;
@@ -236,8 +241,9 @@ scatter_counts<T> exchange_counts(MPI_Comm pc, const partial<T>& mine, const T* 
     c.dense = entries >= dense_from;
     if (!c.dense && !st.failed()) {
         const std::size_t need = dense_from - static_cast<std::size_t>(entries);
-        c.dense = dense_in ? holds_entries(std::span<const T>(dense_in + ranges[me], len), need, id)
-                           : entries_in(mine, dense_in, ranges[me], ranges[me + 1], id) >= need;
+        c.dense = known      ? counted[me] >= need
+                  : dense_in ? holds_entries(std::span<const T>(dense_in + ranges[me], len), need, id)
+                             : entries_in(mine, dense_in, ranges[me], ranges[me + 1], id) >= need;
     }
     return c;
 }
@@ -303,7 +309,7 @@ template <class T, class Op>
 partial<T> scatter_ranges(MPI_Comm pc, const partial<T>& mine, const T* dense_in, std::span<const std::size_t> ranges,
                           std::size_t window, const T& id, wire::format fmt, const Op& op, report& rep,
                           call_status& st, exchange_buffers& buffers, T* place = nullptr,
-                          std::size_t* entries_out = nullptr)
+                          std::size_t* entries_out = nullptr, std::span<const std::uint64_t> counted = {})
 {
     int member = 0, G = 1;
     MPI_Comm_rank(pc, &member);
@@ -312,7 +318,7 @@ partial<T> scatter_ranges(MPI_Comm pc, const partial<T>& mine, const T* dense_in
     const std::size_t seg = segment_elements<T>(window), len = ranges[me + 1] - ranges[me];
     std::vector<std::size_t> sends(n), recvs(n, segments_of(len, seg));
     for (std::size_t d = 0; d < n; ++d) sends[d] = segments_of(ranges[d + 1] - ranges[d], seg);
-    const auto counts = exchange_counts(pc, mine, dense_in, ranges, id, st);
+    const auto counts = exchange_counts(pc, mine, dense_in, ranges, id, st, counted);
     const auto &send = counts.send, &recv = counts.recv;
     const auto full = [&](std::uint64_t count, std::size_t d) { return count > 0 && count == ranges[d + 1] - ranges[d]; };
     const auto piece = [&](std::size_t d, std::size_t j) { // segment j of range d: first element, length

@@ -12,6 +12,7 @@
 #include <climits>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -82,10 +83,30 @@ struct exchange_buffers {
 
 // Mean non-identity entries per rank over pc (dense inputs counted), and
 // whether any rank failed to read its tuning (`bad`, also reported).
+// `counted`, when given and the input has pc's plan's dimension: the
+// entries of a dense input per block range of `ranges` (what
+// split-allgather's updating sends each member), counted in the same pass.
 template <class In, class T>
-double mean_entries(MPI_Comm pc, const In& in, const T& id, bool bad = false, bool* any_bad = nullptr)
+double mean_entries(MPI_Comm pc, const In& in, const T& id, bool bad = false, bool* any_bad = nullptr,
+                    std::span<const std::size_t> ranges = {}, std::vector<std::uint64_t>* counted = nullptr)
 {
-    double mine[2] = {static_cast<double>(count_entries(in, id)), bad ? 1.0 : 0.0};
+    using R = repr_traits<std::remove_cvref_t<In>>;
+    std::size_t local = 0;
+    bool by_range = false;
+    if constexpr (R::kind == repr_kind::dense) {
+        const auto xs = R::read(in);
+        if (counted && !ranges.empty() && xs.size() == ranges.back()) {
+            by_range = true;
+            counted->resize(ranges.size() - 1);
+            for (std::size_t d = 0; d + 1 < ranges.size(); ++d)
+                local += (*counted)[d] = count_dense_entries<T>(xs.subspan(ranges[d], ranges[d + 1] - ranges[d]), id);
+        }
+    }
+    if (!by_range) {
+        if (counted) counted->clear();
+        local = count_entries(in, id);
+    }
+    double mine[2] = {static_cast<double>(local), bad ? 1.0 : 0.0};
     double sum[2] = {0, 0};
     MPI_Allreduce(mine, sum, 2, MPI_DOUBLE, MPI_SUM, pc);
     if (any_bad) *any_bad = sum[1] > 0;
