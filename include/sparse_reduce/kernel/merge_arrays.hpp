@@ -293,7 +293,7 @@ std::size_t fold_dense_to(T* out, const T* a, const T* b, std::size_t n, const O
     std::size_t e = 0;
     if constexpr (branch_free_merge<T, Op>()) {
         using B = bits_of<T>;
-            const B idb = std::bit_cast<B>(id);
+        const B idb = std::bit_cast<B>(id);
         // all ones where v is present (not the identity's bits)
         auto present = [idb](B v) { return static_cast<B>(B(0) - nonzero_bit(static_cast<B>(v ^ idb))); };
         B c = 0;

@@ -150,7 +150,7 @@ public:
     {
         if (pending_ != 0) return false;
         using B = typename layout<T>::bits;
-            const B idb = std::bit_cast<B>(id_);
+        const B idb = std::bit_cast<B>(id_);
         B special = 0;
         T* o = out_;
         for (std::size_t k = 0; k < chunk; ++k) {
