@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -213,14 +214,13 @@ void for_blocks(std::span<const std::byte> bytes, std::size_t j, std::size_t seg
 // is taken after the others' are known, and only as far as that needs (at
 // full density, not at all). `counted`: this member's entries per range,
 // when counted already (automatic's choice counts them), else empty.
-template <class T>
 struct scatter_counts {
     std::vector<std::uint64_t> send, recv;
     bool dense = false;
 };
 
 template <class T>
-scatter_counts<T> exchange_counts(MPI_Comm pc, const partial<T>& mine, const T* dense_in,
+scatter_counts exchange_counts(MPI_Comm pc, const partial<T>& mine, const T* dense_in,
                                   std::span<const std::size_t> ranges, const T& id, const call_status& st,
                                   std::span<const std::uint64_t> counted)
 {
@@ -228,7 +228,7 @@ scatter_counts<T> exchange_counts(MPI_Comm pc, const partial<T>& mine, const T* 
     MPI_Comm_rank(pc, &member);
     MPI_Comm_size(pc, &G);
     const auto me = static_cast<std::size_t>(member), n = static_cast<std::size_t>(G);
-    scatter_counts<T> c{std::vector<std::uint64_t>(n), std::vector<std::uint64_t>(n)};
+    scatter_counts c{std::vector<std::uint64_t>(n), std::vector<std::uint64_t>(n)};
     const bool known = counted.size() == n;
     for (std::size_t d = 0; d < n; ++d)
         c.send[d] = st.failed() || d == me ? 0
@@ -349,23 +349,27 @@ partial<T> scatter_ranges(MPI_Comm pc, const partial<T>& mine, const T* dense_in
         const T* pending = nullptr; // this member's own piece, first of its segment: folded with the next
         std::size_t counted = 0, counted_segments = 0; // the accumulator's entries, from raw last folds
         const auto take = [&](std::size_t r, std::size_t j, std::span<const std::byte> bytes) {
-            const auto [first, length] = piece(me, j);
-            const std::size_t lo = first - ranges[me];
-            T* a = acc.dense_data() + lo;
+            const std::size_t length = piece(me, j).second;
+            T* a = acc.dense_data() + j * seg;
             if (r == me ? own != nullptr : full(recv[r], me)) { // raw
                 const T* v = reinterpret_cast<const T*>(bytes.data());
-                if (r == 0 && r == me) pending = v;
-                else if (r == 0) std::copy(v, v + (v == a ? 0 : length), a); // received in place
-                else {
-                    const std::size_t e = pending ? fold_dense_to<true>(a, std::exchange(pending, nullptr), v, length, op, id)
-                                                  : fold_dense<true>(a, v, length, false, op, id);
-                    if (r + 1 == n) counted += e, ++counted_segments;
+                const auto fold = [&]<bool counting>(std::bool_constant<counting>) {
+                    return pending ? fold_dense_to<counting>(a, std::exchange(pending, nullptr), v, length, op, id)
+                                   : fold_dense<counting>(a, v, length, false, op, id);
+                };
+                if (r == 0) { // another's is received in place (raw_in)
+                    if (r == me) pending = v;
+                } else if (r + 1 < n) {
+                    fold(std::false_type{});
+                } else { // the last piece: its fold counts the result
+                    counted += fold(std::true_type{});
+                    ++counted_segments;
                 }
                 return;
             }
             for_blocks<T>(bytes, j, seg, len, window, [&](const wire::block_view<T>& v, std::size_t lo2) {
                 if (r == 0) wire::decode_block_into(v, id, std::span<T>(acc.dense_data() + lo2, v.length));
-                else fold_block_into_dense(v, acc.dense_data() + lo2, id, op, false, pending ? pending + (lo2 - lo) : nullptr);
+                else fold_block_into_dense(v, acc.dense_data() + lo2, id, op, false, pending ? pending + (lo2 - j * seg) : nullptr);
             });
             pending = nullptr;
         };
