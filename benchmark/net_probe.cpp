@@ -2,6 +2,7 @@
 //
 //   mpiexec -n P net_probe [--reps N] [--sizes B,B,...] [--gbit G]
 //                          [--max-barrier-us U] [--max-line-ratio R]
+//                          [--stream TOTAL]
 //
 // Rank 0 ping-pongs with rank P-1 (the farthest host on scripts/netbench.sh's
 // bridge; every host is one hop from every other), then all ranks time
@@ -9,6 +10,11 @@
 // round trip. With --gbit G each size also gets its line-rate time (bytes *
 // 8 / G ns, wire overhead ignored) and the ratio measured / line rate.
 // Every ping-pong's payload is checked (a pattern per size and repetition).
+// With --stream TOTAL, rank 0 then streams TOTAL bytes to the peer in
+// messages of each size, as one edge of a pipeline: sent from one array,
+// two in flight; the peer posts two receives ahead into two buffers and
+// checks each message. What the message size alone costs MPI
+// (doc/benchmarks.md, "Message size: MPI's cost and the executor's").
 // The checks (--max-barrier-us, --max-line-ratio for the largest size) make
 // the exit status 1 when a figure is out of bound: scripts/netbench.sh's
 // CTest uses them to catch a harness that adds latency of its own (the 8 ms
@@ -36,6 +42,7 @@ struct options {
     double gbit = 0;             // 0: no line-rate column
     double max_barrier_us = 0;   // 0: no check
     double max_line_ratio = 0;   // 0: no check
+    std::size_t stream = 0;      // 0: no stream
 };
 
 std::vector<std::size_t> parse_sizes(const std::string& s)
@@ -61,6 +68,7 @@ options parse(int argc, char** argv)
         else if (k == "--gbit") o.gbit = std::atof(v);
         else if (k == "--max-barrier-us") o.max_barrier_us = std::atof(v);
         else if (k == "--max-line-ratio") o.max_line_ratio = std::atof(v);
+        else if (k == "--stream") o.stream = std::stoull(v);
         else {
             std::fprintf(stderr, "net_probe: unknown option %s\n", k.c_str());
             std::exit(2);
@@ -108,6 +116,48 @@ double ping_pong(std::size_t bytes, int reps, int peer, bool* ok)
     return rank == 0 ? median(t) : 0;
 }
 
+// Median time for rank 0 to stream `total` bytes to peer in messages of
+// `bytes` (two in flight each way), until the peer has the last; false in
+// *ok when a message arrived wrong.
+double stream_time(std::size_t total, std::size_t bytes, int reps, int peer, bool* ok)
+{
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    const std::size_t n = total / bytes;
+    const int count = static_cast<int>(bytes);
+    std::vector<std::uint8_t> data(rank == 0 ? n * bytes : 0), slots(rank == peer ? 2 * bytes : 0);
+    for (std::size_t i = 0; i < data.size(); ++i) data[i] = pattern(i, 0);
+    std::vector<double> t;
+    for (int r = -std::min(2, reps); r < reps; ++r) {
+        MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+        MPI_Barrier(MPI_COMM_WORLD);
+        const double start = MPI_Wtime();
+        if (rank == 0) {
+            for (std::size_t k = 0; k < n; ++k) {
+                MPI_Wait(&req[k % 2], MPI_STATUS_IGNORE);
+                MPI_Isend(data.data() + k * bytes, count, MPI_BYTE, peer, 2, MPI_COMM_WORLD, &req[k % 2]);
+            }
+            MPI_Waitall(2, req, MPI_STATUSES_IGNORE);
+        } else if (rank == peer) {
+            for (std::size_t k = 0; k < std::min<std::size_t>(n, 2); ++k)
+                MPI_Irecv(slots.data() + k * bytes, count, MPI_BYTE, 0, 2, MPI_COMM_WORLD, &req[k]);
+            for (std::size_t k = 0; k < n; ++k) {
+                std::uint8_t* slot = slots.data() + (k % 2) * bytes;
+                MPI_Wait(&req[k % 2], MPI_STATUS_IGNORE);
+                if (r < 0 || k == 0) // check the warm-ups whole, and every first message; the timed loop stays MPI's
+                    for (std::size_t i = 0; i < bytes; ++i)
+                        if (slot[i] != pattern(k * bytes + i, 0)) *ok = false;
+                if (k + 2 < n) MPI_Irecv(slot, count, MPI_BYTE, 0, 2, MPI_COMM_WORLD, &req[k % 2]);
+            }
+        }
+        const double mine = rank == peer ? MPI_Wtime() - start : 0;
+        double peer_time = 0;
+        MPI_Allreduce(&mine, &peer_time, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        if (r >= 0) t.push_back(peer_time);
+    }
+    return median(t);
+}
+
 // Median time of one MPI_Barrier, the slowest rank's.
 double barrier_time(int reps)
 {
@@ -151,6 +201,13 @@ int main(int argc, char** argv)
             largest_ratio = t / line; // sizes ascend: the last is the largest
         }
         std::printf("\n");
+    }
+    for (const std::size_t bytes : size < 2 || !o.stream ? std::vector<std::size_t>{} : o.sizes) {
+        if (bytes == 0 || bytes > o.stream) continue;
+        const double t = stream_time(o.stream, bytes, o.reps, size - 1, &ok);
+        if (rank == 0)
+            std::printf("net_probe: stream %zu B in %zu messages of %zu B %.1f us\n", o.stream / bytes * bytes,
+                        o.stream / bytes, bytes, t * 1e6);
     }
     int all_ok = ok ? 1 : 0;
     MPI_Allreduce(MPI_IN_PLACE, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);

@@ -16,6 +16,7 @@
 #include <map>
 #include <optional>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace sr = sparse_reduce;
@@ -189,6 +190,99 @@ void check_dense_fold(const Op& op)
     BOOST_TEST(same(in_a), "in place on a");
     sr::detail::fold_dense_to(in_b.data(), a.data(), in_b.data(), n, op, id);
     BOOST_TEST(same(in_b), "in place on b");
+}
+
+// The clean blocks (fold_clean_blocks: no identity on either side, op lane
+// by lane) and the blend around them, on long arrays: every length around
+// the block (4 vectors of 16 bytes) and the run after a block with a hole,
+// holes and special values (-0.0, NaN payloads, infinities, a sum that
+// cancels to the identity's bits) at random places, into a third array and
+// in place on either side, with and without the count.
+template <class T, class Op>
+void check_long_dense_fold(const Op& op, std::uint64_t seed)
+{
+    const T id = sr::identity<T>(op);
+    std::mt19937_64 rng(seed);
+    std::vector<T> specials = {id, T(1), T(2)};
+    if constexpr (std::is_floating_point_v<T>) {
+        using B = sr::detail::bits_of<T>;
+        specials = {id,
+                    T(-0.0),
+                    T(0.0),
+                    std::numeric_limits<T>::infinity(),
+                    -std::numeric_limits<T>::infinity(),
+                    std::numeric_limits<T>::quiet_NaN(),
+                    std::bit_cast<T>(static_cast<B>(std::bit_cast<B>(std::numeric_limits<T>::quiet_NaN()) | 5)),
+                    std::numeric_limits<T>::signaling_NaN()};
+    }
+    auto value = [&](double holes) -> T {
+        const double u = std::uniform_real_distribution<double>(0, 1)(rng);
+        if (u < holes) return id;
+        if (u < holes + 0.01) return specials[rng() % specials.size()];
+        if constexpr (std::is_floating_point_v<T>) return static_cast<T>(1 + rng() % 1000) / T(8);
+        else return static_cast<T>(rng() | 1);
+    };
+    for (std::size_t n : {0, 1, 7, 8, 15, 16, 17, 31, 33, 255, 256, 257, 300, 1000, 4099})
+        for (double holes : {0.0, 0.002, 0.05, 0.5}) {
+            std::vector<T> a(n), b(n);
+            for (std::size_t i = 0; i < n; ++i) {
+                a[i] = value(holes);
+                b[i] = value(holes);
+                if constexpr (std::is_floating_point_v<T>) {
+                    if (i % 97 == 5) b[i] = -a[i]; // cancels: x + -x is +0.0, the identity of + (absent)
+                    // where op on the identity is not the value itself (-0.0 + 0.0 is +0.0, a
+                    // signalling NaN comes back quiet), alone in an otherwise clean block
+                    const T odd = i % 2 ? T(-0.0) : std::numeric_limits<T>::signaling_NaN();
+                    if (i % 61 == 3) a[i] = odd, b[i] = id;
+                    if (i % 67 == 9) a[i] = id, b[i] = odd;
+                }
+            }
+            std::vector<T> want(n);
+            std::size_t present = 0;
+            for (std::size_t i = 0; i < n; ++i) {
+                want[i] = sr::detail::fold_values(a[i], b[i], op, id);
+                present += !same_bits(want[i], id);
+            }
+            auto same = [&](const std::vector<T>& got) {
+                for (std::size_t i = 0; i < n; ++i) {
+                    const bool both = !same_bits(a[i], id) && !same_bits(b[i], id);
+                    if constexpr (std::is_floating_point_v<T>)
+                        if (both && std::isnan(want[i])) {
+                            if (!std::isnan(got[i])) return false;
+                            continue;
+                        }
+                    if (!same_bits(got[i], want[i])) return false;
+                }
+                return true;
+            };
+            const std::string where = "n = " + std::to_string(n) + ", holes " + std::to_string(holes);
+            std::vector<T> out(n);
+            BOOST_TEST(sr::detail::fold_dense_to(out.data(), a.data(), b.data(), n, op, id) == 0u);
+            BOOST_TEST(same(out), where << ", into a third array");
+            std::vector<T> counted(n);
+            BOOST_TEST(sr::detail::fold_dense_to<true>(counted.data(), a.data(), b.data(), n, op, id) == present, where);
+            BOOST_TEST(same(counted), where << ", counting");
+            std::vector<T> in_a = a, in_b = b;
+            BOOST_TEST(sr::detail::fold_dense_to<true>(in_a.data(), in_a.data(), b.data(), n, op, id) == present, where);
+            BOOST_TEST(same(in_a), where << ", in place on a");
+            sr::detail::fold_dense_to(in_b.data(), a.data(), in_b.data(), n, op, id);
+            BOOST_TEST(same(in_b), where << ", in place on b");
+        }
+}
+
+BOOST_AUTO_TEST_CASE(dense_fold_of_long_arrays_with_clean_blocks)
+{
+    static_assert(sr::detail::lanewise_op<double, std::plus<>>() && sr::detail::lanewise_op<float, std::multiplies<>>());
+    static_assert(sr::detail::lanewise_op<std::uint32_t, std::bit_xor<>>() && !sr::detail::lanewise_op<double, sr::min>());
+    check_long_dense_fold<double>(std::plus<>{}, 1);
+    check_long_dense_fold<double>(std::multiplies<>{}, 2);
+    check_long_dense_fold<float>(std::plus<>{}, 3);
+    check_long_dense_fold<float>(std::multiplies<>{}, 4);
+    check_long_dense_fold<std::uint64_t>(std::plus<>{}, 5);
+    check_long_dense_fold<std::uint32_t>(std::bit_xor<>{}, 6);
+    check_long_dense_fold<std::uint64_t>(std::bit_and<>{}, 7);
+    check_long_dense_fold<std::int64_t>(std::bit_or<>{}, 8);
+    check_long_dense_fold<double>(sr::max{}, 9); // the blend alone
 }
 
 BOOST_AUTO_TEST_CASE(dense_fold_keeps_present_values_bit_for_bit)

@@ -275,6 +275,94 @@ void scatter_fold(T* acc, const I* idx, const T* val, std::size_t n, bool left, 
     }
 }
 
+// The built-in ops that apply lane by lane to 16-byte vectors (GCC and
+// clang vector extensions; plain SSE2 on x86-64) on the values they fold
+// branch-free: fold_dense_to's clean blocks (below).
+template <class T, class Op>
+constexpr bool lanewise_op()
+{
+#if defined(__GNUC__)
+    constexpr builtin k = builtin_kind<Op>();
+    if constexpr (!branch_free_merge<T, Op>()) return false;
+    else if constexpr (k == builtin::plus || k == builtin::multiplies) return true;
+    else return std::is_integral_v<T> && (k == builtin::bit_and || k == builtin::bit_or || k == builtin::bit_xor);
+#else
+    return false;
+#endif
+}
+
+#if defined(__GNUC__)
+template <builtin k, class V>
+[[gnu::always_inline]] inline V lanewise(V x, V y)
+{
+    if constexpr (k == builtin::plus) return x + y;
+    else if constexpr (k == builtin::multiplies) return x * y;
+    else if constexpr (k == builtin::bit_and) return x & y;
+    else if constexpr (k == builtin::bit_or) return x | y;
+    else return x ^ y;
+}
+
+// After a block that is not clean, fold_dense_to blends this many elements
+// before it checks again.
+inline constexpr std::size_t fold_run = 256;
+
+// fold_dense_to's clean blocks: 4 vectors of 16 bytes from each side. Where
+// neither side equals the identity (compared as numbers: for a non-NaN
+// identity a superset of its bits, so -0.0 against +0.0 goes to the blend)
+// out = a ⊗ b lane by lane, the present ones added to `count` with
+// `counting`. From i, until the first block that is not clean or fewer
+// than a block remain: returns where it stopped. Callgrind, g++ 12 -O3,
+// double +, windows of 2^14: at 100% 46% and 57% of the instructions of
+// the blend alone (counting, not); at 50% and 5% 1-2% more.
+template <bool counting, class T, class Op>
+std::size_t fold_clean_blocks(T* out, const T* a, const T* b, std::size_t i, std::size_t n, const T id,
+                              bits_of<T>& count)
+{
+    using B = bits_of<T>;
+    typedef T V __attribute__((vector_size(16)));
+    typedef B VB __attribute__((vector_size(16)));
+    constexpr std::size_t L = 16 / sizeof(T), block = 4 * L;
+    constexpr builtin k = builtin_kind<Op>();
+    V idv;
+    VB idb;
+    for (std::size_t l = 0; l < L; ++l) {
+        idv[l] = id;
+        idb[l] = std::bit_cast<B>(id);
+    }
+    const auto load = [](const T* p) {
+        V v;
+        std::memcpy(&v, p, sizeof v);
+        return v;
+    };
+    const auto present = [idb](V r) { // 1 per lane whose bits are not the identity's
+        const VB x = std::bit_cast<VB>(r) ^ idb;
+        return static_cast<VB>((x | (VB{} - x)) >> (sizeof(B) * 8 - 1));
+    };
+    B counted = 0;
+    for (; i + block <= n; i += block) {
+        const V x0 = load(a + i), x1 = load(a + i + L), x2 = load(a + i + 2 * L), x3 = load(a + i + 3 * L);
+        const V y0 = load(b + i), y1 = load(b + i + L), y2 = load(b + i + 2 * L), y3 = load(b + i + 3 * L);
+        const auto absent = (x0 == idv) | (y0 == idv) | (x1 == idv) | (y1 == idv) | (x2 == idv) | (y2 == idv) |
+                            (x3 == idv) | (y3 == idv);
+        std::uint64_t any[2];
+        std::memcpy(any, &absent, sizeof any);
+        if (any[0] | any[1]) break;
+        const V r0 = lanewise<k>(x0, y0), r1 = lanewise<k>(x1, y1), r2 = lanewise<k>(x2, y2), r3 = lanewise<k>(x3, y3);
+        // after every load: out may be a or b (one store each: an array would go through the stack)
+        std::memcpy(out + i, &r0, sizeof r0);
+        std::memcpy(out + i + L, &r1, sizeof r1);
+        std::memcpy(out + i + 2 * L, &r2, sizeof r2);
+        std::memcpy(out + i + 3 * L, &r3, sizeof r3);
+        if constexpr (counting) {
+            const VB p = present(r0) + present(r1) + present(r2) + present(r3);
+            for (std::size_t l = 0; l < L; ++l) counted += p[l];
+        }
+    }
+    count += counted;
+    return i;
+}
+#endif
+
 // out[i] = a[i] ⊗ b[i] under the identity law of fold_values, for i < n;
 // out may be a or b. For the built-in ops on numbers (branch_free_merge:
 // op may run on any pair) op is evaluated for every element and the result
@@ -283,7 +371,9 @@ void scatter_fold(T* acc, const I* idx, const T* val, std::size_t n, bool left, 
 // branches and an identity read through a reference (which out may alias)
 // kept this loop scalar: the root's fold of a dense drop-in was 45% of its
 // time at 100% density (perf). clang 14 keeps it scalar at SSE2 (its cost
-// model), as does g++ at -O2.
+// model), as does g++ at -O2. Blocks with no identity on either side skip
+// the blend where the op is lanewise (fold_clean_blocks): the drop-in's
+// root spent 46% of its time in this blend at 100% again (session 14).
 // With `counting`, returns how many elements of out are present (not the
 // identity's bits), counted in the same pass; else 0.
 template <bool counting = false, class T, class Op>
@@ -296,16 +386,35 @@ std::size_t fold_dense_to(T* out, const T* a, const T* b, std::size_t n, const O
         const B idb = std::bit_cast<B>(id);
         // all ones where v is present (not the identity's bits)
         auto present = [idb](B v) { return static_cast<B>(B(0) - nonzero_bit(static_cast<B>(v ^ idb))); };
+        const auto blend = [&](std::size_t from, std::size_t to) { // its own count, in a register
+            B c = 0;
+            for (std::size_t i = from; i < to; ++i) {
+                const T x = a[i], y = b[i];
+                const B xb = std::bit_cast<B>(x), yb = std::bit_cast<B>(y);
+                const B r = std::bit_cast<B>(static_cast<T>(op(x, y)));
+                const B px = present(xb), py = present(yb);
+                const B o = static_cast<B>((px & ((py & r) | (~py & xb))) | (~px & yb));
+                out[i] = std::bit_cast<T>(o);
+                if constexpr (counting) c -= present(o);
+            }
+            return c;
+        };
         B c = 0;
-        for (std::size_t i = 0; i < n; ++i) {
-            const T x = a[i], y = b[i];
-            const B xb = std::bit_cast<B>(x), yb = std::bit_cast<B>(y);
-            const B r = std::bit_cast<B>(static_cast<T>(op(x, y)));
-            const B px = present(xb), py = present(yb);
-            const B o = static_cast<B>((px & ((py & r) | (~py & xb))) | (~px & yb));
-            out[i] = std::bit_cast<T>(o);
-            if constexpr (counting) c -= present(o);
-        }
+#if defined(__GNUC__)
+        // Clean blocks while they last; from the first that is not, fold_run
+        // elements blended (a window with holes pays one check per run),
+        // then clean blocks again.
+        if constexpr (lanewise_op<T, Op>())
+            if (id == id) { // a NaN identity equals nothing: every element blends
+                for (std::size_t i = 0; i < n;) {
+                    const std::size_t stop = fold_clean_blocks<counting, T, Op>(out, a, b, i, n, id, c);
+                    i = n - stop > fold_run ? stop + fold_run : n;
+                    c += blend(stop, i);
+                }
+                return static_cast<std::size_t>(c);
+            }
+#endif
+        c += blend(0, n);
         e = static_cast<std::size_t>(c);
     } else {
         for (std::size_t i = 0; i < n; ++i) {
