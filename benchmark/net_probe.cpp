@@ -13,7 +13,8 @@
 // With --stream TOTAL, rank 0 then streams TOTAL bytes to the peer in
 // messages of each size, as one edge of a pipeline: sent from one array,
 // two in flight; the peer posts two receives ahead into two buffers and
-// checks each message. What the message size alone costs MPI
+// checks every message of the warm-ups and the first of each timed
+// repetition (stream_time). What the message size alone costs MPI
 // (doc/benchmarks.md, "Message size: MPI's cost and the executor's").
 // The checks (--max-barrier-us, --max-line-ratio for the largest size) make
 // the exit status 1 when a figure is out of bound: scripts/netbench.sh's
@@ -117,8 +118,12 @@ double ping_pong(std::size_t bytes, int reps, int peer, bool* ok)
 }
 
 // Median time for rank 0 to stream `total` bytes to peer in messages of
-// `bytes` (two in flight each way), until the peer has the last; false in
-// *ok when a message arrived wrong.
+// `bytes` (two sends in flight, two receives posted ahead), until the peer
+// has the last; false in *ok when a checked message arrived wrong. Every
+// message of the warm-ups and the first of each timed repetition is
+// checked: its slot poisoned before the receive is posted, its size, and
+// its bytes, which differ by message and repetition (a pattern shifted by
+// both), so a message missing or in the wrong slot shows.
 double stream_time(std::size_t total, std::size_t bytes, int reps, int peer, bool* ok)
 {
     int rank = 0;
@@ -126,10 +131,19 @@ double stream_time(std::size_t total, std::size_t bytes, int reps, int peer, boo
     const std::size_t n = total / bytes;
     const int count = static_cast<int>(bytes);
     std::vector<std::uint8_t> data(rank == 0 ? n * bytes : 0), slots(rank == peer ? 2 * bytes : 0);
-    for (std::size_t i = 0; i < data.size(); ++i) data[i] = pattern(i, 0);
+    const auto expected = [](std::size_t k, std::size_t i, int r) { return pattern(i + 3 * k + (i >> 8), r); };
     std::vector<double> t;
     for (int r = -std::min(2, reps); r < reps; ++r) {
         MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+        const auto checked = [r](std::size_t k) { return r < 0 || k == 0; };
+        const auto post = [&](std::size_t k) {
+            std::uint8_t* slot = slots.data() + (k % 2) * bytes;
+            if (checked(k)) std::fill(slot, slot + bytes, std::uint8_t{0xEE});
+            MPI_Irecv(slot, count, MPI_BYTE, 0, 2, MPI_COMM_WORLD, &req[k % 2]);
+        };
+        if (rank == 0)
+            for (std::size_t k = 0; k < n; ++k)
+                for (std::size_t i = 0; i < bytes; ++i) data[k * bytes + i] = expected(k, i, r);
         MPI_Barrier(MPI_COMM_WORLD);
         const double start = MPI_Wtime();
         if (rank == 0) {
@@ -139,15 +153,19 @@ double stream_time(std::size_t total, std::size_t bytes, int reps, int peer, boo
             }
             MPI_Waitall(2, req, MPI_STATUSES_IGNORE);
         } else if (rank == peer) {
-            for (std::size_t k = 0; k < std::min<std::size_t>(n, 2); ++k)
-                MPI_Irecv(slots.data() + k * bytes, count, MPI_BYTE, 0, 2, MPI_COMM_WORLD, &req[k]);
+            for (std::size_t k = 0; k < std::min<std::size_t>(n, 2); ++k) post(k);
             for (std::size_t k = 0; k < n; ++k) {
-                std::uint8_t* slot = slots.data() + (k % 2) * bytes;
-                MPI_Wait(&req[k % 2], MPI_STATUS_IGNORE);
-                if (r < 0 || k == 0) // check the warm-ups whole, and every first message; the timed loop stays MPI's
+                const std::uint8_t* slot = slots.data() + (k % 2) * bytes;
+                MPI_Status status;
+                MPI_Wait(&req[k % 2], &status);
+                if (checked(k)) { // the timed loop is otherwise MPI's alone
+                    int got = -1;
+                    MPI_Get_count(&status, MPI_BYTE, &got);
+                    if (got != count) *ok = false;
                     for (std::size_t i = 0; i < bytes; ++i)
-                        if (slot[i] != pattern(k * bytes + i, 0)) *ok = false;
-                if (k + 2 < n) MPI_Irecv(slot, count, MPI_BYTE, 0, 2, MPI_COMM_WORLD, &req[k % 2]);
+                        if (slot[i] != expected(k, i, r)) *ok = false;
+                }
+                if (k + 2 < n) post(k + 2);
             }
         }
         const double mine = rank == peer ? MPI_Wtime() - start : 0;

@@ -270,10 +270,41 @@ void check_long_dense_fold(const Op& op, std::uint64_t seed)
         }
 }
 
+// The clean test covers every lane of every vector on both sides: one
+// identity at each place of a block otherwise full, against a value for
+// which op(value, identity) is not the value's bits (-0.0 + 0.0 is +0.0, a
+// signalling NaN comes back quiet), must give that value's bits.
+template <class T, class Op>
+void check_every_lane(const Op& op)
+{
+    const T id = sr::identity<T>(op);
+    const std::size_t block = 4 * 16 / sizeof(T), n = 3 * block;
+    for (const T odd : {T(-0.0), std::numeric_limits<T>::signaling_NaN()})
+        for (std::size_t at = block; at < 2 * block; ++at)
+            for (int side = 0; side < 2; ++side) {
+                std::vector<T> a(n, T(1.5)), b(n, T(2.5));
+                (side ? b : a)[at] = id;
+                (side ? a : b)[at] = odd;
+                std::vector<T> out(n);
+                BOOST_TEST(sr::detail::fold_dense_to<true>(out.data(), a.data(), b.data(), n, op, id) == n);
+                BOOST_TEST(same_bits(out[at], odd), "identity at " << at << " on side " << side);
+                BOOST_TEST(same_bits(out[at + 1], static_cast<T>(op(T(1.5), T(2.5)))));
+            }
+}
+
 BOOST_AUTO_TEST_CASE(dense_fold_of_long_arrays_with_clean_blocks)
 {
+    check_every_lane<double>(std::plus<>{});
+    check_every_lane<double>(std::multiplies<>{});
+    check_every_lane<float>(std::plus<>{});
+    check_every_lane<float>(std::multiplies<>{});
     static_assert(sr::detail::lanewise_op<double, std::plus<>>() && sr::detail::lanewise_op<float, std::multiplies<>>());
     static_assert(sr::detail::lanewise_op<std::uint32_t, std::bit_xor<>>() && !sr::detail::lanewise_op<double, sr::min>());
+    // an op typed for another type computes in that type, clean block or not
+    static_assert(sr::detail::lanewise_op<double, std::plus<double>>() && !sr::detail::lanewise_op<double, std::plus<float>>());
+    static_assert(!sr::detail::lanewise_op<std::uint64_t, std::plus<std::uint32_t>>());
+    check_long_dense_fold<double>(std::plus<float>{}, 10);
+    check_long_dense_fold<std::uint64_t>(std::plus<std::uint32_t>{}, 11);
     check_long_dense_fold<double>(std::plus<>{}, 1);
     check_long_dense_fold<double>(std::multiplies<>{}, 2);
     check_long_dense_fold<float>(std::plus<>{}, 3);

@@ -28,6 +28,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <type_traits>
 
@@ -277,13 +278,16 @@ void scatter_fold(T* acc, const I* idx, const T* val, std::size_t n, bool left, 
 
 // The built-in ops that apply lane by lane to 16-byte vectors (GCC and
 // clang vector extensions; plain SSE2 on x86-64) on the values they fold
-// branch-free: fold_dense_to's clean blocks (below).
+// branch-free: fold_dense_to's clean blocks (below). Only where op works in
+// T itself: std::plus<float> on doubles, or std::plus<std::uint32_t> on
+// 64-bit values, computes in its own type, and so must every path.
 template <class T, class Op>
 constexpr bool lanewise_op()
 {
 #if defined(__GNUC__)
     constexpr builtin k = builtin_kind<Op>();
     if constexpr (!branch_free_merge<T, Op>()) return false;
+    else if constexpr (!std::is_same_v<std::invoke_result_t<const Op&, const T&, const T&>, T>) return false;
     else if constexpr (k == builtin::plus || k == builtin::multiplies) return true;
     else return std::is_integral_v<T> && (k == builtin::bit_and || k == builtin::bit_or || k == builtin::bit_xor);
 #else
