@@ -55,6 +55,7 @@ std::vector<any_policy> policies(std::size_t seg)
             sr::policy::recursive_doubling{.segment_bytes = seg},
             sr::policy::automatic{.segment_bytes = seg},
             sr::policy::split_allgather{.segment_bytes = seg},
+            sr::policy::split_allgather{.wire = sr::wire::dense, .segment_bytes = seg}, // dense enough: raw
             sr::policy::grouped{.segment_bytes = seg},                  // the model's groups on MPI_Dims_create's mesh
             sr::policy::grouped{.group_rows = 1, .group_cols = 1},      // group size 1: allreduce across all
             whole_row_groups()};
@@ -66,8 +67,8 @@ const std::vector<std::string>& policy_names()
     static const std::vector<std::string> names{
         "reduce_broadcast(binomial)", "reduce_broadcast(two_tree)", "reduce_broadcast(chain, index_value wire)",
         "reduce_broadcast(default)",  "recursive_doubling",         "automatic",
-        "split_allgather",            "grouped(model's groups)",    "grouped(1 x 1 groups)",
-        "grouped(whole rows)"};
+        "split_allgather",            "split_allgather(dense wire)", "grouped(model's groups)",
+        "grouped(1 x 1 groups)",      "grouped(whole rows)"};
     return names;
 }
 
@@ -268,12 +269,18 @@ BOOST_AUTO_TEST_CASE(an_output_of_the_wrong_size_on_one_rank_throws_everywhere)
 // the serial fold's, in rank order (a non-commutative op). Ranges of
 // several segments (stream_message_bytes each); ranks whose inputs are full
 // beside ranks whose inputs have holes (only full pairs go raw); in and out
-// one array (no accumulator in the output there).
+// one array (no accumulator in the output there); dense enough ranges under
+// the dense wire.
 BOOST_AUTO_TEST_CASE(split_allgather_sends_full_ranges_raw)
 {
     auto& comm = world();
     const int P = comm.size();
     const std::size_t n = 2 * P * (sr::detail::stream_message_bytes / sizeof(double)) + 13;
+    // raw, a rank sends: ranges of n / P elements, give or take one: (P - 1)
+    // ranges out, its own range to everyone
+    const auto ranges = sr::block_ranges(n, P);
+    const std::size_t mine = ranges[static_cast<std::size_t>(comm.rank()) + 1] - ranges[static_cast<std::size_t>(comm.rank())];
+    const std::size_t raw_bytes = ((n - mine) + static_cast<std::size_t>(P - 1) * mine) * sizeof(double);
     // holes: none on every rank, or on odd ranks in the first half of the index space
     for (bool holes : {false, true}) {
         const auto value = [&](int r, std::size_t i) {
@@ -289,20 +296,42 @@ BOOST_AUTO_TEST_CASE(split_allgather_sends_full_ranges_raw)
                                        sr::policy::split_allgather{});
         BOOST_TEST(all_ok(first_difference(out, want) < 0), "holes " << holes << ": first difference at "
                                                                      << first_difference(out, want));
-        if (!holes && P > 1) {
-            // ranges of n / P elements, give or take one: (P - 1) ranges out, the own range to everyone
-            const auto ranges = sr::block_ranges(n, P);
-            const auto me = static_cast<std::size_t>(comm.rank());
-            const std::size_t mine = ranges[me + 1] - ranges[me];
-            const std::size_t want_bytes = ((n - mine) + static_cast<std::size_t>(P - 1) * mine) * sizeof(double);
-            BOOST_TEST(all_ok(rep.bytes_sent == want_bytes), "bytes sent " << rep.bytes_sent << ", raw " << want_bytes);
-        }
+        if (!holes && P > 1)
+            BOOST_TEST(all_ok(rep.bytes_sent == raw_bytes), "bytes sent " << rep.bytes_sent << ", raw " << raw_bytes);
         if (holes && P > 1) {
             std::vector<double> a = in; // in place: the same array in and out
             sr::allreduce(comm, std::span<const double>(a), std::span<double>(a), std::plus<>{},
                           sr::policy::split_allgather{});
             BOOST_TEST(all_ok(first_difference(a, want) < 0), "in place: first difference at " << first_difference(a, want));
         }
+    }
+    // With dense blocks on the wire, any range with an entry goes raw too
+    // (2/3 and 1/10 full here): the same bytes as full ones, identities and
+    // all, folded into a dense accumulator that blends them bit for bit
+    // (-0.0 on rank 0 where every other rank has the identity stays -0.0).
+    // A rank's wire decides what it sends (its count says so), so ranks with
+    // different wire policies still agree.
+    for (int mixed = 0; mixed < 4; ++mixed) {
+        const std::size_t every = mixed / 2 ? 10 : 3; // an entry where (i + r) % every is 1 (1/10) or not 0 (2/3)
+        const auto value = [&](int r, std::size_t i) {
+            const std::size_t at = (i + static_cast<std::size_t>(r)) % every;
+            if (every == 3 ? at == 0 : at != 1) return 0.0; // the identity
+            if (r == 0 && i % 11 == 0) return -0.0;
+            return 1 + static_cast<double>((i * 5 + static_cast<std::size_t>(r)) % 512) / 512;
+        };
+        std::vector<double> in(n), want(n, 0.0), out(n, -1.0);
+        for (std::size_t i = 0; i < n; ++i) {
+            in[i] = value(comm.rank(), i);
+            for (int r = 0; r < P; ++r) want[i] = sr::detail::fold_values(want[i], value(r, i), std::plus<>{}, 0.0);
+        }
+        const auto wire = mixed % 2 && comm.rank() % 2 ? sr::wire::adaptive : sr::wire::dense;
+        const auto rep = sr::allreduce(comm, std::span<const double>(in), std::span<double>(out), std::plus<>{},
+                                       sr::policy::split_allgather{.wire = wire});
+        BOOST_TEST(all_ok(first_difference(out, want) < 0), "dense wire, mixed " << mixed << ": first difference at "
+                                                                                << first_difference(out, want));
+        if (mixed % 2 == 0 && P > 1)
+            BOOST_TEST(all_ok(rep.bytes_sent == raw_bytes), "dense wire: bytes sent " << rep.bytes_sent << ", raw "
+                                                                                       << raw_bytes);
     }
     // rank order, full inputs: an affine map's composition is not commutative
     std::vector<affine> ain(n / 4), aout(n / 4), awant(n / 4, sr::identity<affine>(compose{}));
@@ -415,6 +444,40 @@ BOOST_AUTO_TEST_CASE(automatic_model_prefers_by_density)
     }
     const auto almost = sr::detail::estimate_allreduce(2, 0.99 * C, C, 8, 131072, m, true);
     BOOST_TEST(almost.recursive_doubling < almost.split_allgather);
+    // The dense wire (automatic weighs it too): split-allgather sends raw and
+    // at 80 % beats its adaptive self, which the model prices as dense
+    // bytes there; at 1 % it sends C v bytes per partial, and recursive
+    // doubling's sparse partials would decode C elements per step; on a
+    // slow network the adaptive wire's fewer bytes win at 30 %.
+    for (int P : {2, 8}) {
+        const auto dense_wire = sr::detail::estimate_allreduce(P, 0.8 * C, C, 8, 131072, m, true, true);
+        const auto adaptive = sr::detail::estimate_allreduce(P, 0.8 * C, C, 8, 131072, m, true);
+        BOOST_TEST(dense_wire.split_allgather < adaptive.split_allgather, "P = " << P);
+        const auto sparse_dense_wire = sr::detail::estimate_allreduce(P, 0.01 * C, C, 8, 131072, m, true, true);
+        const auto sparse_adaptive = sr::detail::estimate_allreduce(P, 0.01 * C, C, 8, 131072, m, true);
+        BOOST_TEST(5 * sparse_adaptive.recursive_doubling < sparse_dense_wire.recursive_doubling, "P = " << P);
+        BOOST_TEST(5 * sparse_adaptive.split_allgather < sparse_dense_wire.split_allgather, "P = " << P);
+    }
+    sr::cost_model slow = m;
+    slow.beta = 8e-9; // 1 Gbit/s
+    BOOST_TEST(sr::detail::estimate_allreduce(2, 0.3 * C, C, 8, 131072, slow, true).recursive_doubling <
+               0.95 * sr::detail::estimate_allreduce(2, 0.3 * C, C, 8, 131072, slow, true, true).recursive_doubling);
+}
+
+// automatic takes dense blocks where they cost the model no more (80 %:
+// split-allgather, raw), and the result is the serial fold's.
+BOOST_AUTO_TEST_CASE(automatic_sends_dense_blocks_when_dense_enough)
+{
+    auto& comm = world();
+    const std::size_t n = 40000;
+    const auto mine = rank_input<double>(comm.rank(), n, 0.8, std::plus<>{}, 77);
+    const auto want = rank_fold<double>(comm.size(), n, 0.8, std::plus<>{}, 77);
+    std::vector<double> got(n);
+    const auto rep = sr::allreduce(comm, std::span<const double>(mine), std::span<double>(got), std::plus<>{});
+    BOOST_TEST(all_ok(first_difference(got, want) < 0), rep.algorithm << ": first difference at "
+                                                                       << first_difference(got, want));
+    if (comm.size() > 1)
+        BOOST_TEST(all_ok(rep.algorithm.find("wire=dense") != std::string::npos), rep.algorithm);
 }
 
 // The broadcast of reduce_broadcast<two_tree>: two trees from 0 that each

@@ -204,6 +204,11 @@ BOOST_AUTO_TEST_CASE(model_picks_by_machine)
     t.machine = {.alpha = 1e-6, .beta = 1e-8, .gamma = 1e-9, .gamma_dense = 1e-10};
     ch = sr::sreduce(stats(256, 1 << 18, 0.001), t);
     BOOST_TEST((ch.wire == sr::wire::adaptive));
+    // dense enough that the model prices adaptive blocks as dense ones (the
+    // encoder would pick RLE for a few percent fewer bytes at 3-4x the time
+    // on a fast link): the dense wire, on a slow network too
+    ch = sr::sreduce(stats(2, 1 << 21, 0.9), t);
+    BOOST_TEST((ch.wire == sr::wire::dense));
     // Whole messages (sparse inputs under the adaptive wire): nothing
     // pipelines, so the bandwidth-bound machine that wants a pipeline above
     // takes neither the chain (P - 1 serial hops of the whole vector) nor

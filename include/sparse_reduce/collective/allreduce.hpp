@@ -30,7 +30,9 @@
 ///          back (split_allgather is one group of all ranks).
 ///      policy::automatic (default)  the least of recursive doubling,
 ///          reduce_broadcast and split-allgather by the α-β-γ model, from the
-///          mean entry count (one small allreduce per call).
+///          mean entry count (one small allreduce per call); with the adaptive
+///          wire, dense blocks where the model prices them no higher (the
+///          adaptive wire must win by 5%, as in reduce's choice).
 ///
 /// Non-commutative operations keep rank order: the reduce does; recursive
 /// doubling always puts the lower ranks' partial on the left; the pieces of a
@@ -161,7 +163,8 @@ public:
                 r = run(*detail::allreduce_algorithm_of<Policy>, in, out, op);
                 r.reason = named;
             } else {
-                r = run(choose<value_type_of<In>, detail::builds_in_output<Out>>(in, op), in, out, op);
+                const auto [a, w] = choose<value_type_of<In>, detail::builds_in_output<Out>>(in, op);
+                r = run(a, in, out, op, w);
                 r.algorithm = "automatic: " + r.algorithm;
                 r.reason = modelled;
             }
@@ -213,24 +216,43 @@ private:
     }
 
     // automatic: the least estimate by the model, from the mean entry count
-    // (one small allreduce; dimension mismatches are caught by either algorithm).
+    // (one small allreduce; dimension mismatches are caught by either
+    // algorithm), and its wire. With the adaptive wire, dense blocks unless
+    // the adaptive ones win by the model's resolution (sreduce's rule): the
+    // model prices adaptive blocks as index/value or dense, alike once dense
+    // is no larger, where the encoder picks RLE for a few percent fewer bytes
+    // at 4-9x the time on a fast link; on a fast link dense blocks win from
+    // about 20 % density too (doc/benchmarks.md, "Adaptive blocks at high
+    // density").
     template <class T, bool dense_output, class In, class Op>
-    detail::allreduce_algorithm choose(const In& in, const Op& op)
+    std::pair<detail::allreduce_algorithm, wire::format> choose(const In& in, const Op& op)
     {
-        // counted by split-allgather's ranges: that algorithm then counts nothing again
+        // counted by split-allgather's ranges: that algorithm then counts only its own
+        // range again, as far as its format needs
         const double sum =
-            detail::mean_entries(private_, in, identity<T>(op), false, nullptr, groups_.layout->ranges, &counted_) *
+            detail::mean_entries(private_, in, identity<T>(op), false, nullptr, groups_.layout->ranges, &counted_,
+                                 static_cast<std::size_t>(groups_.layout->member)) *
             comm_.size();
         const tuning& t = policy_.tuned ? *policy_.tuned : current_tuning(policy_.tuning_file);
         const std::size_t seg = policy_.segment_bytes ? policy_.segment_bytes : default_segment_bytes;
-        return detail::cheapest(detail::estimate_allreduce(comm_.size(), sum / comm_.size(),
-                                                           static_cast<double>(dimension_), sizeof(T),
-                                                           static_cast<double>(seg), t.machine, dense_output));
+        const auto estimate = [&](bool dense_wire) {
+            return detail::estimate_allreduce(comm_.size(), sum / comm_.size(), static_cast<double>(dimension_),
+                                              sizeof(T), static_cast<double>(seg), t.machine, dense_output,
+                                              dense_wire);
+        };
+        const auto e = estimate(policy_.wire == wire::dense);
+        const auto a = detail::cheapest(e);
+        if (policy_.wire != wire::adaptive) return {a, policy_.wire};
+        const auto dense = estimate(true);
+        const auto d = detail::cheapest(dense);
+        if (e.*detail::row_of(a).estimate < model_win_factor * (dense.*detail::row_of(d).estimate)) return {a, wire::adaptive};
+        return {d, wire::dense};
     }
 
     // The algorithm `a` (one this plan's policy can run: detail::plan_runs).
+    // `w`: automatic's wire (a fixed policy's is its own).
     template <class In, class Out, class Op>
-    report run(detail::allreduce_algorithm a, const In& in, Out& out, const Op& op)
+    report run(detail::allreduce_algorithm a, const In& in, Out& out, const Op& op, wire::format w = wire::adaptive)
     {
         using A = detail::allreduce_algorithm;
         switch (a) {
@@ -243,13 +265,13 @@ private:
             break;
         case A::recursive_doubling:
             if constexpr (detail::plan_runs<Policy>(A::recursive_doubling))
-                return detail::doubling_allreduce(private_, dimension_, in, out, op, policy_.wire,
+                return detail::doubling_allreduce(private_, dimension_, in, out, op, is_automatic ? w : policy_.wire,
                                                   policy_.segment_bytes, *buffers_);
             break;
         case A::split_allgather:
             if constexpr (is_automatic)
                 return detail::grouped_allreduce(
-                    private_, dimension_, policy::split_allgather{.wire = policy_.wire, .segment_bytes = policy_.segment_bytes},
+                    private_, dimension_, policy::split_allgather{.wire = w, .segment_bytes = policy_.segment_bytes},
                     groups_, in, out, op, *buffers_, counted_);
             else if constexpr (detail::plan_runs<Policy>(A::split_allgather))
                 return detail::grouped_allreduce(private_, dimension_, policy_, groups_, in, out, op, *buffers_);

@@ -168,7 +168,12 @@ inline choice sreduce(const call_stats& c, const tuning& tune, wire::format wire
     choice best;
     best.predicted = std::numeric_limits<double>::infinity();
     // Whole messages keep the adaptive wire and run one tree (the first).
-    const wire::format callers[] = {wire}, either[] = {wire::adaptive, wire::dense};
+    // Dense first: the adaptive wire must win by the model's resolution. The
+    // model prices its blocks as index/value or dense, but where those come
+    // out alike (dense enough inputs) the encoder picks RLE for a few percent
+    // fewer bytes and costs 3-4x the time on a fast link (doc/benchmarks.md,
+    // "Adaptive blocks at high density").
+    const wire::format callers[] = {wire}, either[] = {wire::dense, wire::adaptive};
     const bool both = wire == wire::adaptive && !c.whole_messages;
     for (wire::format w : both ? std::span<const wire::format>(either) : std::span<const wire::format>(callers))
         for (const detail::tree_algorithm& row : detail::tree_algorithms) { // the table's order

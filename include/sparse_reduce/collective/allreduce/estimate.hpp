@@ -23,22 +23,42 @@ struct allreduce_estimate {
 // `dense_output`: recursive doubling builds its result in the caller's dense
 // output, where a partial folds densely from the start if the input holds
 // dense_partial_entries, and split-allgather sends full inputs raw.
+// `dense_wire`: every block travels dense (wire::dense), C v bytes per
+// partial; a sparse partial then decodes every element of what it gets
+// (γ C), and split-allgather sends raw any range with an entry (goes_raw),
+// not only full ones.
 inline allreduce_estimate estimate_allreduce(int ranks, double entries, double dimension, double v,
-                                             double segment_bytes, const cost_model& m, bool dense_output = false)
+                                             double segment_bytes, const cost_model& m, bool dense_output = false,
+                                             bool dense_wire = false)
 {
     const auto merged = [&](double k) { return std::min(dimension, merged_entries(k, entries, dimension, m.merge)); };
-    const auto bytes = [&](double e) { return std::min(e * (m.index_bytes + v), dimension * v) + m.header_bytes; };
+    const auto bytes = [&](double e) {
+        return (dense_wire ? dimension * v : std::min(e * (m.index_bytes + v), dimension * v)) + m.header_bytes;
+    };
     const auto sparse = [&](double e) { return e * (m.index_bytes + v) < dimension * v; };
+    // a partial held index/value (8-byte indices: partial_codec.hpp)
+    const auto sparse_partial = [&](double e) { return e * (8 + v) < dimension * v; };
+    // Folding what arrives: a sparse partial merges (2γ per entry; with the
+    // dense wire it first decodes every element, γ C); a dense one folds
+    // densely (γ_dense C), and index/value blocks cost it γ per entry more
+    // (encoded from a dense array, scattered into one: perf at 50 %, P = 2,
+    // 2^18, they were 40 % of the call).
+    const auto fold = [&](double e, bool merges) {
+        if (merges) return 2 * m.gamma * e + (dense_wire ? m.gamma * dimension : 0);
+        return m.gamma_dense * dimension + (!dense_wire && sparse(e) ? m.gamma * e : 0);
+    };
     const auto step_as = [&](double k, bool merges) { // send a partial of k inputs, merge two (or fold densely)
         const double e = merged(k);
-        return m.alpha + m.beta * bytes(e) + (merges ? m.gamma * 2 * e : m.gamma_dense * dimension);
+        return m.alpha + m.beta * bytes(e) + fold(e, merges);
     };
     const auto step = [&](double k) { return step_as(k, sparse(merged(k))); };
     // Into a dense output the partial is dense from the start when the input
     // holds dimension / 64 entries (partial_of); otherwise it stays
     // index/value until that is larger, as without one (combine_partials).
     const bool dense_from_start = dense_output && entries * static_cast<double>(dense_output_partial_from) >= dimension;
-    const auto rd_step = [&](double k) { return step_as(k, !dense_from_start && sparse(merged(k))); };
+    const auto rd_step = [&](double k) {
+        return step_as(k, !dense_from_start && (dense_wire ? sparse_partial(merged(k)) : sparse(merged(k))));
+    };
     int levels = 0;
     while ((1 << (levels + 1)) <= ranks) ++levels;
     const bool extra = (1 << levels) != ranks;
@@ -56,23 +76,32 @@ inline allreduce_estimate estimate_allreduce(int ranks, double entries, double d
     const double broadcast = (segments + rounds - 1) * per_segment;
     // split-allgather: every rank sends (P-1)/P of its entries directly
     // (one message of wire blocks per peer), folds P pieces (pairwise while
-    // sparse: log2 P passes over its share; in place once dense), then a
+    // sparse: log2 P passes over its share, and γ per entry for encoding and
+    // decoding its index/value blocks, as in recursive doubling's dense
+    // partials; in place once dense), then a
     // ring allgather of the reduced ranges; plus the sizes (an alltoall, an allgather).
-    // Full inputs (every element present on every rank: the mean is the
-    // dimension) travel raw: no block is encoded or decoded, a rank folds
-    // P - 1 pieces of its share of C; into a dense output it receives the
-    // others' shares where they go.
+    // Raw inputs (full ones: the mean is the dimension; with the dense wire,
+    // any) travel as they lie: no block is encoded or decoded, a rank folds
+    // P - 1 pieces of its share of C into a dense accumulator; into a dense
+    // output it receives the others' shares where they go.
     const double P = ranks, share = (P - 1) / P, log_p = std::log2(std::max(P, 1.0));
-    const bool raw = entries >= dimension, raw_gather = raw && dense_output;
-    const double scatter = (P - 1) * m.alpha + m.beta * bytes(entries) * share +
-                           (entries * (m.index_bytes + v) < dimension * v ? m.gamma * entries * log_p
-                            : raw                                         ? m.gamma_dense * dimension * share
-                                                                          : m.gamma_dense * dimension);
+    const auto goes_raw = [&](double e) { return e >= dimension || (dense_wire && e > 0); };
+    const bool raw = goes_raw(entries);
     const double u = merged(ranks);
+    const bool dense_acc = raw || !sparse_partial(u); // the dense wire's accumulator
+    const double scatter_fold = dense_wire ? (raw         ? m.gamma_dense * dimension * share
+                                              : dense_acc ? m.gamma_dense * dimension
+                                                          : m.gamma * (dimension + entries * log_p))
+                                : sparse(entries) ? m.gamma * entries * (log_p + 1)
+                                : raw             ? m.gamma_dense * dimension * share
+                                                  : m.gamma_dense * dimension;
+    const double scatter = (P - 1) * m.alpha + m.beta * bytes(entries) * share + scatter_fold;
+    const bool raw_gather = (dense_wire ? goes_raw(u) : raw) && dense_output;
     const double gather = (P - 1) * m.alpha + m.beta * bytes(u) * share +
-                          (raw_gather                               ? 0
-                           : u * (m.index_bytes + v) < dimension * v ? m.gamma * u
-                                                                      : m.gamma_dense * dimension);
+                          (raw_gather                                  ? 0
+                           : dense_wire ? (dense_acc ? m.gamma_dense * dimension : m.gamma * dimension)
+                           : sparse(u)  ? m.gamma * u
+                                        : m.gamma_dense * dimension);
     const double counts = 2 * log_p * m.alpha;
     return {rd, std::min(binomial, pipelined) + broadcast, ranks > 1 ? scatter + gather + counts : 0};
 }

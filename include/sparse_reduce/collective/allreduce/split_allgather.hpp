@@ -14,8 +14,9 @@
 // per peer, not every piece whole (issue 14 row 13: 5.06 x the input at
 // P = 2 before, doc/benchmarks.md), and a dense accumulator gets the pieces
 // in rank order, the serial fold's order, bit for bit. Full ranges go raw
-// (stream_segments): at full density the call copies nothing into a
-// message and sends MPI_Allreduce's bytes.
+// (stream_segments), and with dense blocks on the wire so does any range
+// with an entry (goes_raw): then the call copies nothing into a message and
+// sends MPI_Allreduce's bytes.
 
 #include <algorithm>
 #include <cstddef>
@@ -207,13 +208,28 @@ void for_blocks(std::span<const std::byte> bytes, std::size_t j, std::size_t seg
     if (at != bytes.size()) fail("malformed segment: " + std::to_string(bytes.size() - at) + " bytes after its blocks");
 }
 
+// A range goes raw (its values as they lie, identities included: the
+// receiver's fold blends them) when it is full, or has an entry and dense
+// blocks are on the wire (the same bytes but for the headers; the receiver
+// then folds into a dense accumulator, where dense blocks into a sparse one
+// would decode every element: 3.3-4.5 ms at 10 %, P = 2, 2^18, against
+// 1.0-1.2 for MPI_Allreduce); and the sender has its values in a row. The
+// sender decides and says so in its count's top bit (so ranks with
+// different wire policies still agree).
+inline constexpr std::uint64_t raw_flag = std::uint64_t{1} << 63;
+inline bool goes_raw(std::size_t count, std::size_t len, wire::format fmt)
+{
+    return count > 0 && (count == len || fmt == wire::dense);
+}
+
 // The counts of an updating (scatter_ranges): the entries this member sends
-// each member (send[d]; none counted for itself) and gets from each
-// (recv[r]), and whether its range's accumulator is dense. One
-// MPI_Alltoall. This member's own count matters only for that decision: it
+// each member (send[d]; none counted for itself; raw_flag set where it goes
+// raw) and gets from each (recv[r]), and whether its range's accumulator is
+// dense. One MPI_Alltoall. This member's own count matters only for that decision: it
 // is taken after the others' are known, and only as far as that needs (at
 // full density, not at all). `counted`: this member's entries per range,
-// when counted already (automatic's choice counts them), else empty.
+// when counted already (automatic's choice counts them; its own range
+// not_counted), else empty.
 struct scatter_counts {
     std::vector<std::uint64_t> send, recv;
     bool dense = false;
@@ -222,7 +238,7 @@ struct scatter_counts {
 template <class T>
 scatter_counts exchange_counts(MPI_Comm pc, const partial<T>& mine, const T* dense_in,
                                   std::span<const std::size_t> ranges, const T& id, const call_status& st,
-                                  std::span<const std::uint64_t> counted)
+                                  std::span<const std::uint64_t> counted, wire::format fmt)
 {
     int member = 0, G = 1;
     MPI_Comm_rank(pc, &member);
@@ -230,18 +246,25 @@ scatter_counts exchange_counts(MPI_Comm pc, const partial<T>& mine, const T* den
     const auto me = static_cast<std::size_t>(member), n = static_cast<std::size_t>(G);
     scatter_counts c{std::vector<std::uint64_t>(n), std::vector<std::uint64_t>(n)};
     const bool known = counted.size() == n;
-    for (std::size_t d = 0; d < n; ++d)
+    for (std::size_t d = 0; d < n; ++d) {
         c.send[d] = st.failed() || d == me ? 0
                     : known                ? counted[d]
                                            : entries_in(mine, dense_in, ranges[d], ranges[d + 1], id);
+        const std::size_t len = ranges[d + 1] - ranges[d];
+        if (goes_raw(c.send[d], len, fmt) && values_in_a_row(mine, dense_in, ranges[d], len)) c.send[d] |= raw_flag;
+    }
     MPI_Alltoall(c.send.data(), 1, MPI_UINT64_T, c.recv.data(), 1, MPI_UINT64_T, pc);
     std::uint64_t entries = 0;
-    for (const auto e : c.recv) entries += e;
+    bool raw = false; // a raw piece is folded into a dense accumulator
+    for (const auto e : c.recv) {
+        entries += e & ~raw_flag;
+        raw = raw || (e & raw_flag);
+    }
     const std::size_t len = ranges[me + 1] - ranges[me], dense_from = dense_is_smaller_entries<T>(len);
-    c.dense = entries >= dense_from;
+    c.dense = raw || entries >= dense_from;
     if (!c.dense && !st.failed()) {
         const std::size_t need = dense_from - static_cast<std::size_t>(entries);
-        c.dense = known      ? counted[me] >= need
+        c.dense = known && counted[me] != not_counted ? counted[me] >= need
                   : dense_in ? holds_entries(std::span<const T>(dense_in + ranges[me], len), need, id)
                              : entries_in(mine, dense_in, ranges[me], ranges[me + 1], id) >= need;
     }
@@ -287,6 +310,27 @@ partial<T> fold_sparse_pieces(std::vector<wire_buffer>& whole, std::span<const s
     return acc;
 }
 
+// scatter_ranges into a sparse accumulator: the pieces gathered whole, then
+// folded in member order. This member still sends raw where its counts
+// said so (raw_out); nothing comes in raw (a raw piece makes the
+// accumulator dense).
+template <class T, class Encode, class RawOut, class Op>
+partial<T> scatter_sparse(MPI_Comm pc, std::span<const std::size_t> sends, std::span<const std::size_t> recvs,
+                          const Encode& encode, const RawOut& raw_out, std::size_t len, std::size_t window,
+                          const T& id, const Op& op, report& rep, call_status& st, exchange_buffers& buffers)
+{
+    std::vector<wire_buffer> whole(recvs.size());
+    std::vector<std::size_t> filled(recvs.size(), 0);
+    const auto take = [&](std::size_t r, std::size_t, std::span<const std::byte> bytes) {
+        whole[r].resize((filled[r] + bytes.size()) / 8);
+        std::copy(bytes.begin(), bytes.end(), reinterpret_cast<std::byte*>(whole[r].data()) + filled[r]);
+        filled[r] += bytes.size();
+    };
+    stream_segments(pc, sends, recvs, encode, take, raw_out, [](std::size_t, std::size_t) { return std::span<std::byte>{}; },
+                    rep, st, buffers);
+    return fold_sparse_pieces(whole, filled, len, window, id, op, st);
+}
+
 // Updating within a group: member k gets every member's entries in its
 // range [ranges[k], ranges[k + 1]) (windows of `window` from the range's
 // start), streamed. One MPI_Alltoall of entry counts first: when they fill
@@ -318,9 +362,9 @@ partial<T> scatter_ranges(MPI_Comm pc, const partial<T>& mine, const T* dense_in
     const std::size_t seg = segment_elements<T>(window), len = ranges[me + 1] - ranges[me];
     std::vector<std::size_t> sends(n), recvs(n, segments_of(len, seg));
     for (std::size_t d = 0; d < n; ++d) sends[d] = segments_of(ranges[d + 1] - ranges[d], seg);
-    const auto counts = exchange_counts(pc, mine, dense_in, ranges, id, st, counted);
+    const auto counts = exchange_counts(pc, mine, dense_in, ranges, id, st, counted, fmt);
     const auto &send = counts.send, &recv = counts.recv;
-    const auto full = [&](std::uint64_t count, std::size_t d) { return count > 0 && count == ranges[d + 1] - ranges[d]; };
+    const auto raw = [](std::uint64_t count) { return (count & raw_flag) != 0; };
     const auto piece = [&](std::size_t d, std::size_t j) { // segment j of range d: first element, length
         return std::pair{ranges[d] + j * seg, std::min(seg, ranges[d + 1] - ranges[d] - j * seg)};
     };
@@ -331,17 +375,22 @@ partial<T> scatter_ranges(MPI_Comm pc, const partial<T>& mine, const T* dense_in
             at = append_block<T>(mine, dense_in, lo, std::min(window, first + length - lo), id, fmt, b, at);
         return at;
     };
+    // what this member sends raw (its counts said so), whatever its own accumulator
+    const auto raw_to = [&](std::size_t d, std::size_t j) {
+        const auto [first, length] = piece(d, j);
+        return raw(send[d]) ? raw_bytes(values_in_a_row(mine, dense_in, first, length), length)
+                            : std::span<const std::byte>{};
+    };
     if (counts.dense) {
         const T* own = st.failed() ? nullptr : values_in_a_row(mine, dense_in, ranges[me], len);
         partial<T> acc = dense_accumulator(place, own, len);
         const auto raw_out = [&](std::size_t d, std::size_t j) {
             const auto [first, length] = piece(d, j);
             if (d == me) return raw_bytes(own ? own + (first - ranges[me]) : nullptr, length);
-            return full(send[d], d) ? raw_bytes(values_in_a_row(mine, dense_in, first, length), length)
-                                    : std::span<const std::byte>{};
+            return raw_to(d, j);
         };
         const auto raw_in = [&](std::size_t r, std::size_t j) {
-            if (!full(recv[r], me)) return std::span<std::byte>{};
+            if (!raw(recv[r])) return std::span<std::byte>{};
             const auto [first, length] = piece(me, j);
             if (r == 0) return raw_bytes(acc.dense_data() + (first - ranges[me]), length);
             return receive_room<T>(buffers, length);
@@ -351,7 +400,7 @@ partial<T> scatter_ranges(MPI_Comm pc, const partial<T>& mine, const T* dense_in
         const auto take = [&](std::size_t r, std::size_t j, std::span<const std::byte> bytes) {
             const std::size_t length = piece(me, j).second;
             T* a = acc.dense_data() + j * seg;
-            if (r == me ? own != nullptr : full(recv[r], me)) { // raw
+            if (r == me ? own != nullptr : raw(recv[r])) {
                 const T* v = reinterpret_cast<const T*>(bytes.data());
                 const auto fold = [&]<bool counting>(std::bool_constant<counting>) {
                     return pending ? fold_dense_to<counting>(a, std::exchange(pending, nullptr), v, length, op, id)
@@ -377,17 +426,10 @@ partial<T> scatter_ranges(MPI_Comm pc, const partial<T>& mine, const T* dense_in
         if (entries_out && counted_segments == segments_of(len, seg)) *entries_out = counted;
         return acc;
     }
-    std::vector<wire_buffer> whole(n); // sparse pieces, gathered whole
-    std::vector<std::size_t> filled(n, 0);
-    const auto take = [&](std::size_t r, std::size_t, std::span<const std::byte> bytes) {
-        whole[r].resize((filled[r] + bytes.size()) / 8);
-        std::copy(bytes.begin(), bytes.end(), reinterpret_cast<std::byte*>(whole[r].data()) + filled[r]);
-        filled[r] += bytes.size();
+    const auto raw_out = [&](std::size_t d, std::size_t j) {
+        return d == me ? std::span<const std::byte>{} : raw_to(d, j);
     };
-    const auto not_raw = [](std::size_t, std::size_t) { return std::span<const std::byte>{}; };
-    stream_segments(pc, sends, recvs, encode, take, not_raw, [](std::size_t, std::size_t) { return std::span<std::byte>{}; },
-                    rep, st, buffers);
-    return fold_sparse_pieces(whole, filled, len, window, id, op, st);
+    return scatter_sparse<T>(pc, sends, recvs, encode, raw_out, len, window, id, op, rep, st, buffers);
 }
 
 // Broadcasting within a group: every member's integrated range `mine` (local
@@ -395,9 +437,10 @@ partial<T> scatter_ranges(MPI_Comm pc, const partial<T>& mine, const T* dense_in
 // `dense` (the ranks' outputs are of one kind; a failed rank may have none);
 // else each range in one message, appended to idx / val in member order,
 // which is index order. Into a dense output, one MPI_Allgather first says
-// whose range is full: those go raw, received where they belong
-// (stream_segments); `in_place`: this member's range is there already
-// (scatter_ranges built it in place); `entries`: mine's, if known.
+// whose range goes raw (goes_raw, and its values in a row): those are
+// received where they belong (stream_segments); `in_place`: this member's
+// range is there already (scatter_ranges built it in place); `entries`:
+// mine's, if known.
 template <class T>
 void allgather_ranges(MPI_Comm pc, const partial<T>& mine, std::span<const std::size_t> ranges, std::size_t window,
                       const T& id, wire::format fmt, bool dense, T* dense_out, bool in_place, std::size_t entries,
@@ -415,11 +458,12 @@ void allgather_ranges(MPI_Comm pc, const partial<T>& mine, std::span<const std::
     const std::size_t len = ranges[me + 1] - ranges[me];
     std::vector<std::size_t> sends(n, segments_of(len, seg)), recvs(n);
     for (std::size_t r = 0; r < n; ++r) recvs[r] = segments_of(ranges[r + 1] - ranges[r], seg);
-    std::vector<std::uint64_t> full(n, 0);
+    std::vector<std::uint64_t> raw(n, 0);
     if (dense) {
         if (entries == no_count) entries = mine.is_dense ? count_dense_entries<T>(mine.dense_view(), id) : mine.sparse.nnz();
-        const std::uint64_t mine_full = !st.failed() && len > 0 && entries == len;
-        MPI_Allgather(&mine_full, 1, MPI_UINT64_T, full.data(), 1, MPI_UINT64_T, pc);
+        const std::uint64_t mine_raw = !st.failed() && goes_raw(entries, len, fmt) &&
+                                       values_in_a_row<T>(mine, nullptr, 0, len) != nullptr;
+        MPI_Allgather(&mine_raw, 1, MPI_UINT64_T, raw.data(), 1, MPI_UINT64_T, pc);
         if (in_place && !st.failed()) recvs[me] = 0;
     }
     const auto encode = [&](std::size_t, std::size_t j, wire_buffer& b) {
@@ -434,17 +478,17 @@ void allgather_ranges(MPI_Comm pc, const partial<T>& mine, std::span<const std::
     };
     const auto raw_out = [&](std::size_t, std::size_t j) {
         const auto [first, length] = piece(me, j);
-        return full[me] ? raw_bytes(values_in_a_row<T>(mine, nullptr, first, length), length) : std::span<const std::byte>{};
+        return raw[me] ? raw_bytes(values_in_a_row<T>(mine, nullptr, first, length), length) : std::span<const std::byte>{};
     };
     const auto raw_in = [&](std::size_t r, std::size_t j) {
         const auto [first, length] = piece(r, j);
-        if (!full[r]) return std::span<std::byte>{};
+        if (!raw[r]) return std::span<std::byte>{};
         if (dense_out) return raw_bytes(dense_out + ranges[r] + first, length);
         return receive_room<T>(buffers, length); // failed: taken and dropped
     };
     const auto take = [&](std::size_t r, std::size_t j, std::span<const std::byte> bytes) {
         const auto [first, length] = piece(r, j);
-        if (full[r]) { // raw: received in place, or this member's own to copy
+        if (raw[r]) { // received in place, or this member's own to copy
             const T* v = reinterpret_cast<const T*>(bytes.data());
             T* to = dense_out + ranges[r] + first;
             if (v != to) std::copy(v, v + length, to);

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -81,14 +82,22 @@ struct exchange_buffers {
     std::vector<wire_buffer> pieces; // grouped's updating: one per member
 };
 
+// A range's count that was not taken (mean_entries' `own`).
+inline constexpr std::uint64_t not_counted = ~std::uint64_t{0};
+
 // Mean non-identity entries per rank over pc (dense inputs counted), and
 // whether any rank failed to read its tuning (`bad`, also reported).
 // `counted`, when given and the input has pc's plan's dimension: the
 // entries of a dense input per block range of `ranges` (what
 // split-allgather's updating sends each member), counted in the same pass.
+// The range `own` (this member's, which split-allgather keeps) is then not
+// counted but estimated at the others' density (not_counted in `counted`):
+// the mean only chooses an algorithm, and split-allgather reads its own
+// range only as far as its format needs (at full density, not at all).
 template <class In, class T>
 double mean_entries(MPI_Comm pc, const In& in, const T& id, bool bad = false, bool* any_bad = nullptr,
-                    std::span<const std::size_t> ranges = {}, std::vector<std::uint64_t>* counted = nullptr)
+                    std::span<const std::size_t> ranges = {}, std::vector<std::uint64_t>* counted = nullptr,
+                    std::size_t own = not_counted)
 {
     using R = repr_traits<std::remove_cvref_t<In>>;
     std::size_t local = 0;
@@ -97,9 +106,21 @@ double mean_entries(MPI_Comm pc, const In& in, const T& id, bool bad = false, bo
         const auto xs = R::read(in);
         if (counted && !ranges.empty() && xs.size() == ranges.back()) {
             by_range = true;
-            counted->resize(ranges.size() - 1);
-            for (std::size_t d = 0; d + 1 < ranges.size(); ++d)
+            const std::size_t n = ranges.size() - 1;
+            const std::size_t own_len = own < n ? ranges[own + 1] - ranges[own] : 0;
+            const std::size_t others_len = xs.size() - own_len;
+            if (others_len == 0) own = not_counted; // nothing to estimate it from
+            counted->resize(n);
+            for (std::size_t d = 0; d < n; ++d) {
+                if (d == own) {
+                    (*counted)[d] = not_counted;
+                    continue;
+                }
                 local += (*counted)[d] = count_dense_entries<T>(xs.subspan(ranges[d], ranges[d + 1] - ranges[d]), id);
+            }
+            if (own < n)
+                local += static_cast<std::size_t>(std::llround(static_cast<double>(local) * static_cast<double>(own_len) /
+                                                               static_cast<double>(others_len)));
         }
     }
     if (!by_range) {
