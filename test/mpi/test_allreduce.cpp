@@ -464,8 +464,9 @@ BOOST_AUTO_TEST_CASE(automatic_model_prefers_by_density)
                0.95 * sr::detail::estimate_allreduce(2, 0.3 * C, C, 8, 131072, slow, true, true).recursive_doubling);
 }
 
-// automatic takes dense blocks where they cost the model no more (80 %:
-// split-allgather, raw), and the result is the serial fold's.
+// automatic takes dense blocks for a dense input where they cost the model
+// no more (80 %), and the result is the serial fold's; not for an
+// index/value input.
 BOOST_AUTO_TEST_CASE(automatic_sends_dense_blocks_when_dense_enough)
 {
     auto& comm = world();
@@ -478,6 +479,12 @@ BOOST_AUTO_TEST_CASE(automatic_sends_dense_blocks_when_dense_enough)
                                                                        << first_difference(got, want));
     if (comm.size() > 1)
         BOOST_TEST(all_ok(rep.algorithm.find("wire=dense") != std::string::npos), rep.algorithm);
+    // an index/value input cannot go raw (its values are not in a row): the adaptive wire
+    const auto in = sr::to_index_value(mine, std::plus<>{});
+    sr::index_value_vector<double> out;
+    const auto sparse_rep = sr::allreduce(comm, in, out, std::plus<>{});
+    BOOST_TEST(all_ok(first_difference(sr::to_dense(out, std::plus<>{}), want) < 0), sparse_rep.algorithm);
+    BOOST_TEST(all_ok(sparse_rep.algorithm.find("wire=adaptive") != std::string::npos), sparse_rep.algorithm);
 }
 
 // The broadcast of reduce_broadcast<two_tree>: two trees from 0 that each

@@ -242,7 +242,11 @@ private:
         };
         const auto e = estimate(policy_.wire == wire::dense);
         const auto a = detail::cheapest(e);
-        if (policy_.wire != wire::adaptive) return {a, policy_.wire};
+        // Only a dense input goes raw under the dense wire (its values in a
+        // row); an index/value one would send dense blocks, into a sparse
+        // accumulator below half density. The ranks pass one kind of vector.
+        constexpr bool dense_input = repr_traits<std::remove_cvref_t<In>>::kind == repr_kind::dense;
+        if (policy_.wire != wire::adaptive || !dense_input) return {a, policy_.wire};
         const auto dense = estimate(true);
         const auto d = detail::cheapest(dense);
         if (e.*detail::row_of(a).estimate < model_win_factor * (dense.*detail::row_of(d).estimate)) return {a, wire::adaptive};

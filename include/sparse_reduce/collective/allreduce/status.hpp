@@ -91,9 +91,12 @@ inline constexpr std::uint64_t not_counted = ~std::uint64_t{0};
 // entries of a dense input per block range of `ranges` (what
 // split-allgather's updating sends each member), counted in the same pass.
 // The range `own` (this member's, which split-allgather keeps) is then not
-// counted but estimated at the others' density (not_counted in `counted`):
-// the mean only chooses an algorithm, and split-allgather reads its own
-// range only as far as its format needs (at full density, not at all).
+// counted when the others are at least half full, but estimated at their
+// density (not_counted in `counted`): the mean only chooses an algorithm
+// (dense blocks, there), and split-allgather reads its own range only as
+// far as its format needs (at full density, not at all). Otherwise it is
+// counted: a rank's entries often lie in its own part of the index space
+// (a domain decomposition), which an estimate would miss.
 template <class In, class T>
 double mean_entries(MPI_Comm pc, const In& in, const T& id, bool bad = false, bool* any_bad = nullptr,
                     std::span<const std::size_t> ranges = {}, std::vector<std::uint64_t>* counted = nullptr,
@@ -108,19 +111,19 @@ double mean_entries(MPI_Comm pc, const In& in, const T& id, bool bad = false, bo
             by_range = true;
             const std::size_t n = ranges.size() - 1;
             const std::size_t own_len = own < n ? ranges[own + 1] - ranges[own] : 0;
-            const std::size_t others_len = xs.size() - own_len;
-            if (others_len == 0) own = not_counted; // nothing to estimate it from
             counted->resize(n);
-            for (std::size_t d = 0; d < n; ++d) {
-                if (d == own) {
-                    (*counted)[d] = not_counted;
-                    continue;
-                }
-                local += (*counted)[d] = count_dense_entries<T>(xs.subspan(ranges[d], ranges[d + 1] - ranges[d]), id);
+            for (std::size_t d = 0; d < n; ++d)
+                if (d != own)
+                    local += (*counted)[d] = count_dense_entries<T>(xs.subspan(ranges[d], ranges[d + 1] - ranges[d]), id);
+            if (own < n) {
+                const std::size_t others_len = xs.size() - own_len;
+                const bool estimated = others_len > 0 && 2 * local >= others_len;
+                (*counted)[own] = estimated ? not_counted : count_dense_entries<T>(xs.subspan(ranges[own], own_len), id);
+                local += estimated ? static_cast<std::size_t>(std::llround(static_cast<double>(local) *
+                                                                           static_cast<double>(own_len) /
+                                                                           static_cast<double>(others_len)))
+                                   : (*counted)[own];
             }
-            if (own < n)
-                local += static_cast<std::size_t>(std::llround(static_cast<double>(local) * static_cast<double>(own_len) /
-                                                               static_cast<double>(others_len)));
         }
     }
     if (!by_range) {
