@@ -221,9 +221,9 @@ private:
     // the adaptive ones win by the model's resolution (sreduce's rule): the
     // model prices adaptive blocks as index/value or dense, alike once dense
     // is no larger, where the encoder picks RLE for a few percent fewer bytes
-    // at 4-9x the time on a fast link; on a fast link dense blocks win from
-    // about 20 % density too (doc/benchmarks.md, "Adaptive blocks at high
-    // density").
+    // at 4-9x the time on a fast link; there dense blocks win from about
+    // 40 % density too (default tuning, P = 2; doc/benchmarks.md, "Adaptive
+    // blocks at high density").
     template <class T, bool dense_output, class In, class Op>
     std::pair<detail::allreduce_algorithm, wire::format> choose(const In& in, const Op& op)
     {
