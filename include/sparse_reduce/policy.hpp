@@ -7,8 +7,9 @@
 /// Aggregates, so call sites read as `policy::k_ary{.k = 4, .wire = wire::rle}`.
 /// Fields common to the policies:
 ///
-///     wire           wire::adaptive (default: smallest of dense, index/value
-///                    and RLE for every block), wire::dense, wire::index_value,
+///     wire           wire::adaptive (default: smallest of dense, index/value,
+///                    RLE and, where the tuning's network makes bytes dear, a
+///                    bitmap for every block), wire::dense, wire::index_value,
 ///                    wire::rle (float and double)
 ///     segment_bytes  the dense size of one window of the index space: the unit
 ///                    of pipelining and the size a message is sent at.

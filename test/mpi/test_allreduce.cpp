@@ -487,6 +487,31 @@ BOOST_AUTO_TEST_CASE(automatic_sends_dense_blocks_when_dense_enough)
     BOOST_TEST(all_ok(sparse_rep.algorithm.find("wire=adaptive") != std::string::npos), sparse_rep.algorithm);
 }
 
+// Where the tuning's network makes bytes dear, allreduce's adaptive blocks
+// travel as bitmaps too (every algorithm automatic may take): the serial
+// fold's result on every rank.
+BOOST_AUTO_TEST_CASE(bitmap_blocks_on_a_slow_network)
+{
+    auto& comm = world();
+    sr::tuning slow;
+    slow.machine = slow.machine.with_network(12e-6, 1.25e8);
+    const std::size_t n = 40000;
+    unsigned salt = 950;
+    for (double density : {0.1, 0.3, 0.6}) {
+        const auto mine = rank_input<double>(comm.rank(), n, density, std::plus<>{}, ++salt);
+        const auto want = rank_fold<double>(comm.size(), n, density, std::plus<>{}, salt);
+        std::vector<double> got(n);
+        const auto rep = sr::allreduce(comm, std::span<const double>(mine), std::span<double>(got), std::plus<>{},
+                                       sr::policy::automatic{.tuned = slow});
+        BOOST_TEST(all_ok(first_difference(got, want) < 0), "density " << density << ": " << rep.algorithm);
+        sr::index_value_vector<double> out;
+        const auto in = sr::to_index_value(mine, std::plus<>{});
+        const auto sparse_rep = sr::allreduce(comm, in, out, std::plus<>{}, sr::policy::automatic{.tuned = slow});
+        BOOST_TEST(all_ok(first_difference(sr::to_dense(out, std::plus<>{}), want) < 0),
+                   "density " << density << ": " << sparse_rep.algorithm);
+    }
+}
+
 // The broadcast of reduce_broadcast<two_tree>: two trees from 0 that each
 // reach every rank once, and a rank forwards in at most one of them (one
 // exception for odd P, as in two_trees()): about the result once per rank,

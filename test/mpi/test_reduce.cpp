@@ -9,6 +9,7 @@
 #include "fault_injection.hpp"
 #include "../support/reference.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -130,6 +131,36 @@ BOOST_AUTO_TEST_CASE(messages_of_several_windows)
                         BOOST_TEST(check_case<double>(pol, root, n, density, pattern::uniform, std::plus<>{}, ++salt),
                                    policy_names[pol.index()] << " wire " << int(w) << " seg " << seg << " root "
                                                              << root << " density " << density);
+}
+
+// Where the tuning's network makes bytes dear (1 Gbit/s), adaptive blocks
+// between about 1/16 and 63/64 full travel as bitmaps (wire/bitmap.hpp):
+// the result is the serial fold's at every root, and at P = 2 the leaf
+// sends fewer bytes than index/value blocks (10 per entry) would take.
+BOOST_AUTO_TEST_CASE(bitmap_blocks_on_a_slow_network)
+{
+    auto& comm = world();
+    sr::tuning slow;
+    slow.machine = slow.machine.with_network(12e-6, 1.25e8);
+    BOOST_TEST_REQUIRE(slow.machine.bitmap_pays());
+    const std::size_t n = 40000; // windows of 16384: two full, one short
+    unsigned salt = 900;
+    for (double density : {0.1, 0.3, 0.6})
+        for (int root : roots()) {
+            const auto mine = rank_input<double>(comm.rank(), n, density, std::plus<>{}, ++salt);
+            const auto want = rank_fold<double>(comm.size(), n, density, std::plus<>{}, salt);
+            std::vector<double> got(n);
+            const auto rep = sr::reduce(comm, std::span<const double>(mine), std::span<double>(got), std::plus<>{},
+                                        root, sr::policy::automatic{.tuned = slow});
+            if (comm.rank() == root)
+                BOOST_TEST(first_difference(got, want) == -1, "density " << density << " root " << root << ": "
+                                                                          << rep.algorithm);
+            const auto entries = static_cast<std::size_t>(std::count_if(mine.begin(), mine.end(),
+                                                                        [](double x) { return x != 0.0; }));
+            if (comm.size() == 2 && comm.rank() != root)
+                BOOST_TEST(rep.bytes_sent < 10 * entries, "density " << density << ": " << rep.bytes_sent
+                                                                     << " bytes for " << entries << " entries");
+        }
 }
 
 BOOST_AUTO_TEST_CASE(min_max_bit_or_and_non_commutative)

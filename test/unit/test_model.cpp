@@ -204,9 +204,17 @@ BOOST_AUTO_TEST_CASE(model_picks_by_machine)
     t.machine = {.alpha = 1e-6, .beta = 1e-8, .gamma = 1e-9, .gamma_dense = 1e-10};
     ch = sr::sreduce(stats(256, 1 << 18, 0.001), t);
     BOOST_TEST((ch.wire == sr::wire::adaptive));
-    // dense enough that the model prices adaptive blocks as dense ones (the
-    // encoder would pick RLE for a few percent fewer bytes at 3-4x the time
-    // on a fast link): the dense wire, on a slow network too
+    // the bitmap form pays where bytes cost more than a quarter of an
+    // entry's fold: not on the built-in (shared-memory) machine, on 1 Gbit/s
+    BOOST_TEST(!sr::cost_model{}.bitmap_pays());
+    BOOST_TEST(sr::cost_model{}.with_network(12e-6, 1.25e8).bitmap_pays());
+    // 90 % full: adaptive blocks are bitmaps, 7.3 bytes an element against
+    // dense's 8. On the slow network the bytes decide: the adaptive wire.
+    ch = sr::sreduce(stats(2, 1 << 21, 0.9), t);
+    BOOST_TEST((ch.wire == sr::wire::adaptive));
+    // On a fast one the bitmap does not pay (4 β < γ) and adaptive blocks
+    // cost what dense ones do: the dense wire, weighed first.
+    t.machine = {.alpha = 1e-6, .beta = 1e-10, .gamma = 1e-9, .gamma_dense = 1e-10};
     ch = sr::sreduce(stats(2, 1 << 21, 0.9), t);
     BOOST_TEST((ch.wire == sr::wire::dense));
     // Whole messages (sparse inputs under the adaptive wire): nothing

@@ -14,9 +14,20 @@ using namespace sparse_reduce_test;
 
 namespace {
 
+// Room for `bytes` and one word more, filled with a pattern: intact()
+// says whether an encoder wrote past `bytes`.
 struct aligned_buffer {
-    explicit aligned_buffer(std::size_t bytes) : words((bytes + 7) / 8 + 1) {}
+    static constexpr std::uint64_t canary = 0xa5c3a5c3a5c3a5c3u;
+    explicit aligned_buffer(std::size_t bytes) : words((bytes + 7) / 8 + 1, canary) {}
     std::byte* data() { return reinterpret_cast<std::byte*>(words.data()); }
+    bool intact(std::size_t bytes) const
+    {
+        for (std::size_t k = bytes; k < 8 * words.size(); ++k)
+            if (reinterpret_cast<const std::byte*>(words.data())[k] !=
+                reinterpret_cast<const std::byte*>(&canary)[k % 8])
+                return false;
+        return true;
+    }
     std::vector<std::uint64_t> words;
 };
 
@@ -46,6 +57,7 @@ void check_formats_of(const std::vector<T>& x, double density, const Op& op)
         const std::size_t n = sw::encode_block<T>(std::span<const T>(x), id, f, buf.data());
         BOOST_TEST(n % 8 == 0u);
         BOOST_TEST(n <= sw::max_block_bytes<T>(len, f));
+        BOOST_TEST(buf.intact(sw::max_block_bytes<T>(len, f)), "wrote past the block's room, format " << int(f));
         std::size_t used = 0;
         const auto back = decode_dense<T>({buf.data(), n}, len, id, &used);
         BOOST_TEST(used == n);
@@ -57,6 +69,7 @@ void check_formats_of(const std::vector<T>& x, double density, const Op& op)
         sr::detail::sparse_reader<T, std::uint32_t> r(iv.indices(), iv.values(), len);
         const std::size_t n2 = sw::encode_block<T>(r, len, id, f, buf2.data());
         BOOST_TEST(n2 == n);
+        BOOST_TEST(buf2.intact(sw::max_block_bytes<T>(len, f)));
         BOOST_TEST(std::memcmp(buf.data(), buf2.data(), n) == 0);
     }
     // adaptive picks the smallest form, never more than dense + header
@@ -134,6 +147,62 @@ BOOST_AUTO_TEST_CASE(adaptive_choices)
     std::vector<double> clustered(10000, 0.0);
     for (std::size_t i = 2000; i < 4000; ++i) clustered[i] = 1.0;
     BOOST_TEST((tag_for(clustered) == sw::block_tag::rle));
+    // between about 1/16 and 63/64 of the block, scattered: the bitmap
+    // (30 %: 1,256 + 24,000 bytes against index/value's 30,000)
+    BOOST_TEST((tag_for(random_dense<double>(rng, 10000, 0.05, std::plus<>{})) == sw::block_tag::index_value16));
+    BOOST_TEST((tag_for(random_dense<double>(rng, 10000, 0.3, std::plus<>{})) == sw::block_tag::bitmap));
+    BOOST_TEST((tag_for(random_dense<double>(rng, 10000, 0.9, std::plus<>{})) == sw::block_tag::bitmap));
+    BOOST_TEST((tag_for(random_dense<double>(rng, 100000, 0.05, std::plus<>{})) == sw::block_tag::bitmap));
+    // without the bitmap form (a machine where it does not pay): index/value
+    {
+        const auto x = random_dense<double>(rng, 10000, 0.3, std::plus<>{});
+        aligned_buffer buf(sw::max_block_bytes<double>(x.size()));
+        const std::size_t n =
+            sw::encode_block<double>(std::span<const double>(x), 0.0, sw::format::adaptive, buf.data(), false);
+        BOOST_TEST((static_cast<sw::block_tag>(buf.data()[0]) == sw::block_tag::index_value16));
+        BOOST_TEST(first_difference(decode_dense<double>({buf.data(), n}, x.size(), 0.0), x) == -1);
+    }
+    std::vector<double> almost_full(6400, 1.0);
+    almost_full[17] = 0.0; // 1 of 6,400 absent: the bitmap's 800 bytes cost more than the one value
+    BOOST_TEST((tag_for(almost_full) == sw::block_tag::dense));
+}
+
+BOOST_AUTO_TEST_CASE(bitmap_blocks_hold_what_they_mark)
+{
+    // every length around the 64-bit words, every value type, both writers
+    // (dense source and entry stream) byte for byte: check_formats_of
+    std::mt19937_64 rng(14);
+    for (std::size_t len : {1u, 63u, 64u, 65u, 127u, 128u, 129u, 1000u, 16384u})
+        for (double d : {0.2, 0.5, 0.8}) {
+            check_formats<double>(len, d, std::plus<>{}, rng);
+            check_formats<float>(len, d, std::plus<>{}, rng);
+            check_formats<std::int32_t>(len, d, std::bit_or<>{}, rng);
+            check_formats<affine>(len, d, compose{}, rng);
+        }
+    // where the bitmap is the smallest form, adaptive takes it
+    for (std::size_t len : {128u, 1000u, 16384u}) {
+        const auto x = random_dense<double>(rng, len, 0.5, std::plus<>{});
+        aligned_buffer buf(sw::max_block_bytes<double>(len));
+        sw::encode_block<double>(std::span<const double>(x), 0.0, sw::format::adaptive, buf.data());
+        BOOST_TEST((static_cast<sw::block_tag>(buf.data()[0]) == sw::block_tag::bitmap), "len " << len);
+    }
+    // the written-out popcount that validates a bitmap's count
+    BOOST_TEST(sr::detail::bits_set(0) == 0u);
+    BOOST_TEST(sr::detail::bits_set(~std::uint64_t{0}) == 64u);
+    BOOST_TEST(sr::detail::bits_set(0x8000000000000001u) == 2u);
+    for (int k = 0; k < 1000; ++k) {
+        const std::uint64_t w = rng() & rng();
+        BOOST_TEST(sr::detail::bits_set(w) == static_cast<std::size_t>(std::popcount(w)));
+    }
+    // -0.0 beside the identity 0.0 is an entry, kept bit for bit
+    std::vector<double> x(200, 0.0);
+    for (std::size_t i = 0; i < x.size(); i += 2) x[i] = i % 4 == 0 ? -0.0 : double(i);
+    aligned_buffer buf(sw::max_block_bytes<double>(x.size()));
+    const std::size_t n = sw::encode_block<double>(std::span<const double>(x), 0.0, sw::format::adaptive, buf.data());
+    BOOST_TEST((static_cast<sw::block_tag>(buf.data()[0]) == sw::block_tag::bitmap));
+    BOOST_TEST(n == sw::bitmap_bytes<double>(200, 100));
+    const auto back = decode_dense<double>({buf.data(), n}, x.size(), 0.0);
+    BOOST_TEST(first_difference(back, x) == -1);
 }
 
 BOOST_AUTO_TEST_CASE(malformed_blocks_throw)
@@ -172,6 +241,22 @@ BOOST_AUTO_TEST_CASE(malformed_blocks_throw)
     const std::size_t rn = sw::encode_block<double>(std::span<const double>(x), 0.0, sw::format::rle, rbuf.data());
     fails({rbuf.data(), rn}, 6, "rle stream longer than the block");
     fails({rbuf.data(), rn}, 9, "rle stream shorter than the block");
+    // bitmap blocks: a count the bitmap does not hold, a bit past the block
+    std::vector<double> mid(100, 0.0);
+    for (std::size_t i = 0; i < mid.size(); i += 3) mid[i] = 1.0 + double(i);
+    aligned_buffer bbuf(sw::max_block_bytes<double>(100));
+    const std::size_t bn = sw::encode_block<double>(std::span<const double>(mid), 0.0, sw::format::adaptive, bbuf.data());
+    BOOST_TEST_REQUIRE((static_cast<sw::block_tag>(bbuf.data()[0]) == sw::block_tag::bitmap));
+    std::vector<std::uint64_t> bcopy(bbuf.words);
+    auto* bb = reinterpret_cast<std::byte*>(bcopy.data());
+    bcopy[1] ^= std::uint64_t{1} << 1; // one more entry in the first word than the count says
+    fails({bb, bn}, 100, "bitmap holding more entries than its count");
+    bcopy = bbuf.words;
+    bcopy[2] |= std::uint64_t{1} << 40; // element 104 of a block of 100
+    bcopy[2] &= ~(std::uint64_t{1} << 2); // element 66 (an entry) out: the count still matches
+    fails({bb, bn}, 100, "bitmap marking past the block");
+    fails({bbuf.data(), bn - 8}, 100, "truncated bitmap block");
+    fails({bbuf.data(), bn}, 90, "bitmap block of another length");
     // dense block of the wrong length
     aligned_buffer dbuf(sw::max_block_bytes<double>(8));
     const std::size_t dn = sw::encode_block<double>(std::span<const double>(x), 0.0, sw::format::dense, dbuf.data());

@@ -259,12 +259,13 @@ private:
     report run(detail::allreduce_algorithm a, const In& in, Out& out, const Op& op, wire::format w = wire::adaptive)
     {
         using A = detail::allreduce_algorithm;
+        buffers_->bitmap = bitmap_; // one-shot plans of other policies share the buffers
         switch (a) {
         case A::reduce_broadcast:
             if constexpr (detail::plan_runs<Policy>(A::reduce_broadcast)) {
                 std::size_t seg = 0; // automatic: the reduce's segment
                 if constexpr (!is_automatic) seg = policy_.broadcast_segment_bytes;
-                return detail::reduce_then_broadcast(*reduce_, private_, dimension_, in, out, op, seg);
+                return detail::reduce_then_broadcast(*reduce_, private_, dimension_, in, out, op, seg, bitmap_);
             }
             break;
         case A::recursive_doubling:
@@ -297,6 +298,7 @@ private:
     detail::grouped_state groups_; // grouped, split_allgather and automatic's: mesh and groups (shared by copies)
     std::vector<std::uint64_t> counted_; // automatic: this call's entries per range of groups_ (dense inputs)
     std::shared_ptr<detail::exchange_buffers> buffers_ = std::make_shared<detail::exchange_buffers>();
+    bool bitmap_ = detail::bitmap_blocks(policy_); // adaptive blocks may take the bitmap form (its tuning)
 };
 
 /// Makes an allreduce_plan (collective); see its constructor for the parameters.

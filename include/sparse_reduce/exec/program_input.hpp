@@ -34,6 +34,7 @@ inline stream_config make_stream_config(const schedule& s)
     cfg.segment_bytes = s.segment_bytes;
     cfg.window = s.window;
     cfg.format = s.format;
+    cfg.bitmap = s.bitmap;
     cfg.window_stride = s.trees.size();
     return cfg;
 }

@@ -20,11 +20,9 @@
 // buffer full of zeros (at 0.1%, 2^21 doubles: 16 messages of 1.4 KB, not
 // one of 22 KB after the child's whole scan).
 //
-// Flow control: each child has two receive buffers, and the next receive is
-// posted only after a message without the `last` flag, so no receive is ever
-// left posted after a stream ends. Output has two message buffers.
-//
-// Errors (a user op throwing, a dimension mismatch, a malformed message)
+// Flow control: each child has two receive buffers, the next receive posted
+// only after a message without the `last` flag (none is left posted after a
+// stream ends). Output has two message buffers. Errors (a user op throwing, a dimension mismatch, a malformed message)
 // never leave a peer waiting: the node stops computing, sends one error
 // message (the end of its stream) to its parent, and keeps receiving and
 // discarding its children's streams until they end.
@@ -63,6 +61,7 @@ struct stream_config {
     std::size_t window = 1;        // W: elements per window (at most max_window_bytes)
     std::size_t segment_bytes = 0; // a message is sent once its payload reaches this (one window or more)
     wire::format format = wire::format::adaptive;
+    bool bitmap = true;            // adaptive blocks may take the bitmap form
     std::size_t window_offset = 0; // this stream carries windows offset, offset + stride, ...
     std::size_t window_stride = 1; // (two trees split the windows between them)
 
@@ -469,11 +468,10 @@ private:
                 } else {
                     flush_own();
                     fill();
-                    for (; !r.done(); r.next()) {
+                    for_each_entry(r, [&](std::size_t i, const T& v) { // a block's entries are never the identity
                         ++sparse_work_;
-                        T& a = acc[r.index()];
-                        a = fold_onto(a, r.value(), left, op_, id_); // a block's entries are never the identity
-                    }
+                        acc[i] = fold_onto(acc[i], v, left, op_, id_);
+                    });
                 }
             });
         };
@@ -528,7 +526,8 @@ private:
     {
         if constexpr (requires { r.source(); }) dense_work_ += len; // measured, then encoded
         else sparse_work_ += r.n;
-        building_size_ += wire::encode_block<T>(r, len, id_, cfg_.format, out_bytes(building_) + building_size_);
+        building_size_ += wire::encode_block<T>(r, len, id_, cfg_.format, out_bytes(building_) + building_size_,
+                                                cfg_.bitmap);
         ++building_windows_;
         const bool full = building_size_ - message_header_bytes >= cfg_.segment_bytes ||
                           building_windows_ * cfg_.window * sizeof(T) >= pipeline_input_bytes;

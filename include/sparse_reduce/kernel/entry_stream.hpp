@@ -194,6 +194,16 @@ private:
     std::size_t pos_ = 0;
 };
 
+// f(index, value) for each entry a reader has left; a reader with a loop of
+// its own (wire/bitmap.hpp's) runs it.
+template <class Reader, class F>
+void for_each_entry(Reader& r, F&& f)
+{
+    if constexpr (requires { r.for_each(f); }) r.for_each(f);
+    else
+        for (; !r.done(); r.next()) f(r.index(), r.value());
+}
+
 // Copies a reader into a sink.
 template <class Reader, class Sink>
 void drain(Reader& r, Sink& out)

@@ -8,8 +8,10 @@
 //                                                        encoded or decoded
 //                                   + gamma_dense * N  dense: elements folded,
 //                                                        copied or scanned
-//   a partial result of E entries   min(E * (index + value bytes), C * value bytes)
-//   travels as                      + header bytes      (the adaptive wire picks the smaller)
+//   a partial result of E entries   min(E * (index + value bytes),   (the adaptive wire
+//   travels as                          C / 8 + E * value bytes,     picks the smallest;
+//                                       C * value bytes) + header    the bitmap where
+//                                                                     bitmap_pays())
 //
 // The defaults are of the right order for one shared-memory node;
 // sparse_reduce_tune measures them (select/tuning.hpp reads its file), and
@@ -37,10 +39,26 @@ struct cost_model {
 
     friend bool operator==(const cost_model&, const cost_model&) = default;
 
-    double message_bytes(double entries, double dimension) const
+    // Whether adaptive blocks take the bitmap form on this machine. Against
+    // index/value it saves up to an offset (2-4 bytes) per entry and costs
+    // about a quarter of γ more per entry in encoding and folding (shared
+    // memory, P = 2, 10-30 %: the drop-in 5-13 % slower with it): worth it
+    // where 4 β > γ (1 and 10 Gbit/s, not shared memory).
+    bool bitmap_pays() const { return 4 * beta > gamma; }
+
+    // A partial result's payload as the adaptive wire sends it: the smallest
+    // of index/value, the bitmap (a bit per element and the entries'
+    // values) where it pays, and dense.
+    double payload_bytes(double entries, double dimension, bool bitmap) const
     {
-        return header_bytes + std::min(entries * (index_bytes + value_bytes), dimension * value_bytes);
+        const double listed = std::min(entries * (index_bytes + value_bytes), dimension * value_bytes);
+        return bitmap ? std::min(listed, dimension / 8 + entries * value_bytes) : listed;
     }
+    double payload_bytes(double entries, double dimension) const
+    {
+        return payload_bytes(entries, dimension, bitmap_pays());
+    }
+    double message_bytes(double entries, double dimension) const { return header_bytes + payload_bytes(entries, dimension); }
     double message_time(double entries, double dimension) const
     {
         return alpha + beta * message_bytes(entries, dimension);

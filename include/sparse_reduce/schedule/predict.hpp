@@ -9,7 +9,8 @@
 /// sparse work, bytes and messages), from expected sizes instead of data:
 ///
 ///      entries of a subtree of k ranks   merged_entries(k, n, C, model)
-///      its stream                        min(entries * (index + value), C * value)
+///      its stream                        cost_model::payload_bytes (index/value,
+///                                        the bitmap where s.bitmap, or dense)
 ///                                        bytes, in ceil(bytes / segment) messages
 ///      a node's fold                     dense when its inputs' entries reach a
 ///                                        quarter of the window (as the node does)
@@ -73,7 +74,7 @@ inline double predicted_fold_work(const std::vector<int>& kids, const std::vecto
         if (!w.dense_input) sparse += f * w.entries; // own entries scattered in
         for (int c : kids) {
             const auto cc = static_cast<std::size_t>(c);
-            if (dense_wire || entries[cc] * (m.index_bytes + vb) >= Cf * vb) dense += Cf;
+            if (dense_wire || m.payload_bytes(entries[cc], Cf) >= Cf * vb) dense += Cf;
             else sparse += entries[cc];
         }
         if (sends) dense += Cf;
@@ -111,7 +112,7 @@ inline double predicted_first_piece(const tree& t, double f, const schedule& s, 
         const bool sends = t.parent[v] >= 0 || t.top != t.destination;
         const double work = predicted_fold_work(kids, entries, entries[v], f, Cf, sends, dense_wire, w, m);
 
-        const double payload = dense_wire ? Cf * vb : std::min(entries[v] * (m.index_bytes + vb), Cf * vb);
+        const double payload = dense_wire ? Cf * vb : m.payload_bytes(entries[v], Cf, s.bitmap);
         msgs[v] = std::max(1.0, std::ceil(payload / seg));
         bytes[v] = payload + msgs[v] * m.header_bytes;
 

@@ -31,6 +31,7 @@ struct schedule {
     std::size_t window = 1;          ///< Elements per window: min(segment_bytes, max_window_bytes) of them.
     std::size_t segment_bytes = 0;   ///< Bytes a message is sent at.
     wire::format format = wire::adaptive; ///< The wire format.
+    bool bitmap = true; ///< Adaptive blocks may take the bitmap form (cost_model::bitmap_pays of the tuning).
     std::string selection; ///< How policy::automatic chose it; empty for a fixed policy.
     std::string reason;    ///< Why this tree, in words (report::reason).
 

@@ -34,6 +34,7 @@ schedule resolve_schedule(const Policy& policy, int size, int root, bool commuta
     std::vector<tree> trees;
     std::string selection;
     std::string reason = "the policy names this tree";
+    bool bitmap = bitmap_blocks(policy);
     if constexpr (std::is_same_v<Policy, policy::optimal_binary>) {
         reason = "optimal binary tree: built for the ranks' entry counts";
         trees = {optimal_binary_tree(nnz, static_cast<double>(dimension), root, commutative, {.model = policy.model}).t};
@@ -59,7 +60,7 @@ schedule resolve_schedule(const Policy& policy, int size, int root, bool commuta
         trees = algorithm_trees(algorithm::binomial, 0, size, root, commutative);
     }
     schedule s = make_schedule(std::move(trees), dimension, value_bytes, segment ? segment : default_segment_bytes,
-                               format);
+                               format, bitmap);
     s.selection = std::move(selection);
     s.reason = std::move(reason);
     return s;

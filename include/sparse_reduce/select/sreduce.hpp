@@ -18,8 +18,8 @@
 //
 // The segment size is the model's best of a few candidates in every case
 // (unless the caller fixed one). The wire format is the caller's; where it
-// is adaptive (the default, which picks dense, index/value or RLE per
-// block) the model also weighs the dense wire: on a fast network a sparse
+// is adaptive (the default, which picks dense, index/value, RLE or the
+// bitmap per block) the model also weighs the dense wire: on a fast network a sparse
 // merge (γ per entry) can cost more than sending the window dense (β per
 // byte) and folding it densely (γ_dense per element), and then a dense
 // pipeline wins even on sparse data.
@@ -75,7 +75,7 @@ struct choice {
 namespace detail {
 
 inline schedule make_schedule(std::vector<tree> trees, std::size_t dimension, std::size_t value_bytes,
-                              std::size_t segment_bytes, wire::format format)
+                              std::size_t segment_bytes, wire::format format, bool bitmap = true)
 {
     // The policy is the same on every rank, so every rank refuses it alike
     // (before any message: a segment of 1 GiB or more has no valid MPI count).
@@ -88,6 +88,7 @@ inline schedule make_schedule(std::vector<tree> trees, std::size_t dimension, st
     s.segment_bytes = segment_bytes;
     s.window = std::max<std::size_t>(1, std::min(segment_bytes, max_window_bytes) / value_bytes);
     s.format = format;
+    s.bitmap = bitmap;
     return s;
 }
 
@@ -98,7 +99,9 @@ inline schedule make_schedule(std::vector<tree> trees, std::size_t dimension, st
 inline int model_k(const call_stats& c, const cost_model& m)
 {
     const double C = static_cast<double>(c.dimension), vb = static_cast<double>(c.value_bytes);
-    const double bytes = std::min(c.entries * (m.index_bytes + vb), C * vb) + m.header_bytes;
+    cost_model mv = m;
+    mv.value_bytes = vb;
+    const double bytes = mv.message_bytes(c.entries, C);
     const bool dense = detail::folds_densely(c.entries, C);
     const double per_item = m.beta * bytes + (dense ? m.gamma_dense * C : m.gamma * c.entries);
     return best_k_ary(std::max(2, c.ranks), m.alpha, per_item);
@@ -127,7 +130,8 @@ inline choice best_segment(const call_stats& c, const cost_model& model, algorit
     auto trees = detail::algorithm_trees(a, k, c.ranks, root, true);
     choice best{a, k, wire, 0, std::numeric_limits<double>::infinity(), {}, {}};
     auto consider = [&](std::size_t seg) {
-        const double t = predicted_time(detail::make_schedule(trees, c.dimension, c.value_bytes, seg, wire), c.load(), m, merged);
+        const double t = predicted_time(detail::make_schedule(trees, c.dimension, c.value_bytes, seg, wire, m.bitmap_pays()),
+                                      c.load(), m, merged);
         if (t < (best.segment_bytes ? model_win_factor : 1.0) * best.predicted) {
             best.predicted = t;
             best.segment_bytes = seg;
@@ -169,8 +173,9 @@ inline choice sreduce(const call_stats& c, const tuning& tune, wire::format wire
     best.predicted = std::numeric_limits<double>::infinity();
     // Whole messages keep the adaptive wire and run one tree (the first).
     // Dense first: the adaptive wire must win by the model's resolution. The
-    // model prices its blocks as index/value or dense, but where those come
-    // out alike (dense enough inputs) the encoder picks RLE for a few percent
+    // model prices its blocks as index/value, dense or (where it pays) the
+    // bitmap, but where those come out alike (dense enough inputs on a fast
+    // link, no bitmap) the encoder picks RLE for a few percent
     // fewer bytes and costs 3-4x the time on a fast link (doc/benchmarks.md,
     // "Adaptive blocks at high density").
     const wire::format callers[] = {wire}, either[] = {wire::dense, wire::adaptive};

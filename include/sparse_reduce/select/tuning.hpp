@@ -136,4 +136,26 @@ inline const tuning& current_tuning(const std::string& path = {})
     return defaults;
 }
 
+namespace detail {
+
+// Whether adaptive blocks may take the bitmap form (cost_model::bitmap_pays)
+// under a policy's tuning: `tuned`, else its file, else $SPARSE_REDUCE_TUNING,
+// else the defaults. Never throws: a tuning that cannot be read is reported
+// where the model reads it, and ranks that differ here still decode each
+// other's blocks (any form travels under the adaptive wire).
+template <class Policy>
+bool bitmap_blocks(const Policy& policy) noexcept
+{
+    try {
+        if constexpr (requires { policy.tuned; })
+            if (policy.tuned) return policy.tuned->machine.bitmap_pays();
+        if constexpr (requires { policy.tuning_file; }) return current_tuning(policy.tuning_file).machine.bitmap_pays();
+        return current_tuning().machine.bitmap_pays();
+    } catch (...) {
+        return cost_model{}.bitmap_pays();
+    }
+}
+
+} // namespace detail
+
 } // namespace sparse_reduce

@@ -32,10 +32,13 @@ inline allreduce_estimate estimate_allreduce(int ranks, double entries, double d
                                              bool dense_wire = false)
 {
     const auto merged = [&](double k) { return std::min(dimension, merged_entries(k, entries, dimension, m.merge)); };
-    const auto bytes = [&](double e) {
-        return (dense_wire ? dimension * v : std::min(e * (m.index_bytes + v), dimension * v)) + m.header_bytes;
-    };
-    const auto sparse = [&](double e) { return e * (m.index_bytes + v) < dimension * v; };
+    cost_model mv = m;
+    mv.value_bytes = v;
+    const auto bytes = [&](double e) { return (dense_wire ? dimension * v : mv.payload_bytes(e, dimension)) + m.header_bytes; };
+    // blocks that are not dense (index/value or bitmap: folded per entry)
+    const auto sparse = [&](double e) { return mv.payload_bytes(e, dimension) < dimension * v; };
+    // a partial that merges: held index/value while that is smaller than dense
+    const auto listed = [&](double e) { return e * (m.index_bytes + v) < dimension * v; };
     // a partial held index/value (8-byte indices: partial_codec.hpp)
     const auto sparse_partial = [&](double e) { return e * (8 + v) < dimension * v; };
     // Folding what arrives: a sparse partial merges (2γ per entry; with the
@@ -51,13 +54,13 @@ inline allreduce_estimate estimate_allreduce(int ranks, double entries, double d
         const double e = merged(k);
         return m.alpha + m.beta * bytes(e) + fold(e, merges);
     };
-    const auto step = [&](double k) { return step_as(k, sparse(merged(k))); };
+    const auto step = [&](double k) { return step_as(k, listed(merged(k))); };
     // Into a dense output the partial is dense from the start when the input
     // holds dimension / 64 entries (partial_of); otherwise it stays
     // index/value until that is larger, as without one (combine_partials).
     const bool dense_from_start = dense_output && entries * static_cast<double>(dense_output_partial_from) >= dimension;
     const auto rd_step = [&](double k) {
-        return step_as(k, !dense_from_start && (dense_wire ? sparse_partial(merged(k)) : sparse(merged(k))));
+        return step_as(k, !dense_from_start && (dense_wire ? sparse_partial(merged(k)) : listed(merged(k))));
     };
     int levels = 0;
     while ((1 << (levels + 1)) <= ranks) ++levels;

@@ -115,23 +115,23 @@ private:
 
 // Appends window [lo, lo + len) of a partial (or of the dense array
 // `dense`, when given) as one wire block at byte offset `at` of buf;
-// returns the new end.
+// returns the new end. `bitmap`: adaptive may take the bitmap form.
 template <class T>
 std::size_t append_block(const partial<T>& p, const T* dense, std::size_t lo, std::size_t len, const T& id,
-                         wire::format f, wire_buffer& buf, std::size_t at)
+                         wire::format f, wire_buffer& buf, std::size_t at, bool bitmap)
 {
     const std::size_t need = at + wire::max_block_bytes<T>(len, f);
     if (buf.size() * 8 < need) buf.resize((need + 7) / 8);
     std::byte* out = reinterpret_cast<std::byte*>(buf.data()) + at;
     if (!dense && p.is_dense) dense = p.dense_values();
-    if (dense) return at + wire::encode_block<T>(std::span<const T>(dense + lo, len), id, f, out);
+    if (dense) return at + wire::encode_block<T>(std::span<const T>(dense + lo, len), id, f, out, bitmap);
     const auto idx = p.sparse.indices();
     const auto b = std::lower_bound(idx.begin(), idx.end(), static_cast<std::uint64_t>(lo));
     const auto e = std::lower_bound(b, idx.end(), static_cast<std::uint64_t>(lo + len));
     const std::size_t k = static_cast<std::size_t>(b - idx.begin());
     return at + wire::encode_block<T>(block_window_reader<T>(idx.data() + k, p.sparse.values().data() + k,
                                                              static_cast<std::size_t>(e - b), lo),
-                                      len, id, f, out);
+                                      len, id, f, out, bitmap);
 }
 
 // Appends one decoded block (window at lo) to an index/value accumulator.
@@ -176,12 +176,13 @@ std::size_t encode_partial(const partial<T>* p, std::size_t dimension, std::size
     std::size_t at = 8;
     if (status != 0) return at;
     for (std::size_t lo = 0; lo < dimension; lo += window)
-        at = append_block<T>(*p, nullptr, lo, std::min(window, dimension - lo), id, f, buf, at);
+        at = append_block<T>(*p, nullptr, lo, std::min(window, dimension - lo), id, f, buf, at, true);
     return at;
 }
 
 // A whole partial's blocks, parsed in place, and how many entries they hold
-// (a dense or RLE block counted as full): the form to decode or fold into.
+// (a dense or RLE block counted as full, an index/value or bitmap block by its
+// entries): the form to decode or fold into.
 template <class T>
 struct parsed_partial {
     std::vector<wire::block_view<T>> views;
@@ -196,7 +197,8 @@ parsed_partial<T> parse_partial(std::span<const std::byte> bytes, std::size_t di
     for (std::size_t lo = 0; lo < dimension; lo += window) {
         b.views.push_back(wire::parse_block<T>(bytes.subspan(at), std::min(window, dimension - lo)));
         const auto& v = b.views.back();
-        const bool listed = v.tag == wire::block_tag::index_value16 || v.tag == wire::block_tag::index_value32;
+        const bool listed = v.tag == wire::block_tag::index_value16 || v.tag == wire::block_tag::index_value32 ||
+                            v.tag == wire::block_tag::bitmap;
         b.entries += listed ? v.count : v.length;
         at += v.bytes;
     }

@@ -133,10 +133,9 @@ void fold_block_into_dense(const wire::block_view<T>& v, T* a, const T& id, cons
     }
     if (mine) std::copy(mine, mine + v.length, a);
     wire::visit_block(v, id, [&](auto r) {
-        for (; !r.done(); r.next()) {
-            T& x = a[r.index()];
-            x = fold_onto(x, r.value(), theirs_left, op, id); // a block's entries are never the identity
-        }
+        for_each_entry(r, [&](std::size_t i, const T& x) {
+            a[i] = fold_onto(a[i], x, theirs_left, op, id); // a block's entries are never the identity
+        });
     });
 }
 

@@ -79,7 +79,7 @@ public:
         if (status_ != 0) next_ = windows_;
         while (next_ < windows_ && at < message_bytes_) {
             const std::size_t lo = next_ * window_;
-            at = append_block<T>(*p_, nullptr, lo, std::min(window_, dimension_ - lo), id_, fmt_, b, at);
+            at = append_block<T>(*p_, nullptr, lo, std::min(window_, dimension_ - lo), id_, fmt_, b, at, buffers_.bitmap);
             ++next_;
         }
         if (b.size() < at / 8 + trailer_words) b.resize(at / 8 + trailer_words);

@@ -131,8 +131,10 @@ template <class T>
 class segment_broadcast {
 public:
     segment_broadcast(MPI_Comm pc, int me, std::size_t dimension, std::size_t window, std::size_t seg_bytes,
-                      const T& id, wire::format fmt, const std::vector<broadcast_stream>& streams, report& rep)
+                      const T& id, wire::format fmt, bool bitmap, const std::vector<broadcast_stream>& streams,
+                      report& rep)
         : pc_(pc), me_(me), dimension_(dimension), window_(window), seg_bytes_(seg_bytes), id_(id), fmt_(fmt),
+          bitmap_(bitmap),
           streams_(streams), rep_(rep), windows_((dimension + window - 1) / window), next_(streams.size()),
           spans_(windows_)
     {
@@ -177,7 +179,7 @@ private:
         std::size_t n = 8;
         do {
             const std::size_t lo = (next_[k] + blocks * streams_.size()) * window_;
-            n = append_block(root, root_dense, lo, std::min(window_, dimension_ - lo), id_, fmt_, buf, n);
+            n = append_block(root, root_dense, lo, std::min(window_, dimension_ - lo), id_, fmt_, buf, n, bitmap_);
             ++blocks;
         } while (blocks < left && n < seg_bytes_);
         buf[0] = blocks;
@@ -218,6 +220,7 @@ private:
     std::size_t dimension_, window_, seg_bytes_;
     T id_;
     wire::format fmt_;
+    bool bitmap_;
     const std::vector<broadcast_stream>& streams_;
     report& rep_;
     std::size_t windows_;
@@ -232,7 +235,7 @@ private:
 // reduce to 0 with `reduce`, then the pipelined broadcast of the result.
 template <class TreePolicy, class In, class Out, class Op>
 report reduce_then_broadcast(reduce_plan<TreePolicy>& reduce, MPI_Comm pc, std::size_t dimension, const In& in,
-                             Out& out, const Op& op, std::size_t broadcast_segment)
+                             Out& out, const Op& op, std::size_t broadcast_segment, bool bitmap)
 {
     using T = value_type_of<In>;
     using RO = repr_traits<std::remove_cvref_t<Out>>;
@@ -272,7 +275,7 @@ report reduce_then_broadcast(reduce_plan<TreePolicy>& reduce, MPI_Comm pc, std::
         if (me == 0) convert_into(root_result.sparse, out, op);
     if constexpr (RO::kind == repr_kind::dense)
         if (me == 0 && failure.empty()) root_dense = RO::output(out, dimension).data(); // checked by the reduce
-    segment_broadcast<T> b(pc, me, dimension, window, seg_bytes, identity<T>(op), tp.wire, streams, rep);
+    segment_broadcast<T> b(pc, me, dimension, window, seg_bytes, identity<T>(op), tp.wire, bitmap, streams, rep);
     b.run(root_result, root_dense, dense_out, reqs);
     MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);
     if (!b.error_text().empty()) fail(b.error_text());

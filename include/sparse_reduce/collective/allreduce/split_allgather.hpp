@@ -372,7 +372,8 @@ partial<T> scatter_ranges(MPI_Comm pc, const partial<T>& mine, const T* dense_in
         std::size_t at = 0;
         const auto [first, length] = piece(d, j);
         for (std::size_t lo = first; lo < first + length; lo += window)
-            at = append_block<T>(mine, dense_in, lo, std::min(window, first + length - lo), id, fmt, b, at);
+            at = append_block<T>(mine, dense_in, lo, std::min(window, first + length - lo), id, fmt, b, at,
+                                 buffers.bitmap);
         return at;
     };
     // what this member sends raw (its counts said so), whatever its own accumulator
@@ -470,7 +471,7 @@ void allgather_ranges(MPI_Comm pc, const partial<T>& mine, std::span<const std::
         std::size_t at = 0;
         const std::size_t end = std::min(len, (j + 1) * seg);
         for (std::size_t lo = j * seg; lo < end; lo += window)
-            at = append_block<T>(mine, nullptr, lo, std::min(window, end - lo), id, fmt, b, at);
+            at = append_block<T>(mine, nullptr, lo, std::min(window, end - lo), id, fmt, b, at, buffers.bitmap);
         return at;
     };
     const auto piece = [&](std::size_t r, std::size_t j) { // segment j of range r: local first element, length

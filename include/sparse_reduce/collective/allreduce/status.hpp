@@ -80,6 +80,7 @@ struct exchange_buffers {
     wire_buffer send, receive;
     wire_buffer send_next; // recursive doubling: the second of two messages in flight
     std::vector<wire_buffer> pieces; // grouped's updating: one per member
+    bool bitmap = true; // adaptive blocks may take the bitmap form (the plan's tuning: cost_model::bitmap_pays)
 };
 
 // A range's count that was not taken (mean_entries' `own`).
