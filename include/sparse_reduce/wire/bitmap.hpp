@@ -102,19 +102,46 @@ inline std::size_t bitmap_count(const std::uint64_t* bits, std::size_t len)
     return n;
 }
 
+// Marks increasing indices in a zeroed bitmap, each word built in a
+// register and stored once (|= on memory chains every entry on the store
+// before it: 5-6 cycles an entry).
+class bitmap_marker {
+public:
+    explicit bitmap_marker(std::uint64_t* bits) noexcept : bits_(bits) {}
+    void mark(std::size_t i) noexcept
+    {
+        if (i / 64 != at_) {
+            bits_[at_] |= word_;
+            word_ = 0;
+            at_ = i / 64;
+        }
+        word_ |= std::uint64_t{1} << (i % 64);
+    }
+    void finish() noexcept
+    {
+        if (word_) bits_[at_] |= word_;
+    }
+
+private:
+    std::uint64_t* bits_;
+    std::size_t at_ = 0;
+    std::uint64_t word_ = 0;
+};
+
 // Writes the bitmap and values of a reader's entries (indices below len;
 // identities dropped); returns the entries written.
 template <class T, class Reader>
 std::size_t write_bitmap(Reader r, std::size_t len, const T& id, std::uint64_t* bits, T* values)
 {
     std::memset(static_cast<void*>(bits), 0, bitmap_words(len) * 8);
+    bitmap_marker marks(bits);
     std::size_t n = 0;
     for (; !r.done(); r.next()) {
         if (same_value(r.value(), id)) continue;
-        const std::size_t i = r.index();
-        bits[i / 64] |= std::uint64_t{1} << (i % 64);
+        marks.mark(r.index());
         values[n++] = r.value();
     }
+    marks.finish();
     return n;
 }
 

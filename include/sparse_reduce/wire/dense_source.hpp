@@ -146,20 +146,9 @@ std::size_t encode_dense_source(const T* p, std::size_t len, const T& id, format
         std::uint64_t bits[max_words];
         std::memset(bits, 0, 8 * words);
         const auto* off = reinterpret_cast<const Offset*>(out + header_bytes);
-        // a word is built in a register and stored once (|= on memory chains
-        // each entry on the store before it)
-        std::size_t at = 0;
-        std::uint64_t word = 0;
-        for (std::size_t e = 0; e < s.entries; ++e) {
-            const std::size_t w = off[e] / 64;
-            if (w != at) {
-                bits[at] = word;
-                word = 0;
-                at = w;
-            }
-            word |= std::uint64_t{1} << (off[e] % 64);
-        }
-        if (words) bits[at] = word;
+        sparse_reduce::detail::bitmap_marker marks(bits);
+        for (std::size_t e = 0; e < s.entries; ++e) marks.mark(off[e]);
+        marks.finish();
         write_header(out, block_tag::bitmap, checked_count<T>(s.entries));
         const std::size_t value_bytes = s.entries * sizeof(T);
         std::byte* values = out + header_bytes + 8 * words;
