@@ -163,6 +163,80 @@ BOOST_AUTO_TEST_CASE(bitmap_blocks_on_a_slow_network)
         }
 }
 
+// Sparse inputs under the adaptive wire travel whole (a message per edge)
+// unless, at P > 2, selection finds the windowed pipeline faster: on a
+// machine whose links cost bytes (not messages) it does; on one whose
+// messages cost latency it keeps whole messages. Either way the result is
+// the serial fold's, in index/value and Eigen outputs.
+BOOST_AUTO_TEST_CASE(sparse_inputs_take_windows_where_the_pipeline_pays)
+{
+    auto& comm = world();
+    sr::tuning bandwidth, latency;
+    bandwidth.machine = {.alpha = 0, .beta = 1e-9, .gamma = 0, .gamma_dense = 0};
+    latency.machine = {.alpha = 1e-3, .beta = 1e-12, .gamma = 0, .gamma_dense = 0};
+    const std::size_t n = 40000;
+    unsigned salt = 950;
+    for (double density : {0.5, 1.0})
+        for (int root : roots()) {
+            const auto mine = sr::to_index_value(rank_input<double>(comm.rank(), n, density, std::plus<>{}, ++salt));
+            const auto want = rank_fold<double>(comm.size(), n, density, std::plus<>{}, salt);
+            for (const bool slow_links : {true, false}) {
+                const sr::policy::automatic pol{.tuned = slow_links ? bandwidth : latency};
+                sr::index_value_vector<double> got;
+                const auto rep = sr::reduce(comm, mine, got, std::plus<>{}, root, pol);
+                // (at P = 3 and 4 the model finds the pipeline no faster on
+                // this machine, so whole messages stay: a link carries a
+                // rank's receives and sends alike, so any tree's busiest link
+                // moves two whole vectors)
+                const bool whole = rep.algorithm.find("whole messages") != std::string::npos;
+                BOOST_TEST(whole == (comm.size() <= 4 || !slow_links),
+                           "density " << density << " root " << root << ": " << rep.algorithm);
+                Eigen::SparseVector<double> eigen_got;
+                sr::reduce(comm, mine, eigen_got, std::plus<>{}, root, pol);
+                if (comm.rank() == root) {
+                    BOOST_TEST(first_difference(sr::to_dense(got), want) == -1, rep.algorithm);
+                    std::vector<double> e(n, 0.0);
+                    for (Eigen::SparseVector<double>::InnerIterator it(eigen_got); it; ++it)
+                        e[static_cast<std::size_t>(it.index())] = it.value();
+                    BOOST_TEST(first_difference(e, want) == -1, rep.algorithm);
+                }
+            }
+        }
+}
+
+// A plan's call below T_c measures nothing: each rank chooses from its own
+// counts. Ranks whose entry counts differ widely must still choose the same
+// path (whole messages, one segment size), else they speak different
+// protocols: the result is the serial fold's, on every root, at every P.
+BOOST_AUTO_TEST_CASE(small_plans_choose_alike_whatever_each_rank_holds)
+{
+    auto& comm = world();
+    const std::size_t n = 5000; // 40000 bytes: below the built-in T_c
+    unsigned salt = 970;
+    for (int root : roots()) {
+        auto plan = sr::make_plan(comm, root, n, sr::policy::automatic{});
+        for (int round = 0; round < 2; ++round) {
+            // rank r holds a density of 0.05 + 0.3 r (capped at 1), the next
+            // round the other way round
+            auto density_of = [&](int r) {
+                const int k = round == 0 ? r : comm.size() - 1 - r;
+                return std::min(1.0, 0.05 + 0.3 * k);
+            };
+            ++salt;
+            std::vector<double> want(n, 0.0);
+            for (int r = 0; r < comm.size(); ++r)
+                want = dense_fold(want, rank_input<double>(r, n, density_of(r), std::plus<>{}, salt + 100 * r),
+                                  std::plus<>{});
+            const auto mine = sr::to_index_value(
+                rank_input<double>(comm.rank(), n, density_of(comm.rank()), std::plus<>{}, salt + 100 * comm.rank()));
+            sr::index_value_vector<double> got;
+            const auto rep = plan.reduce(mine, got, std::plus<>{});
+            if (comm.rank() == root)
+                BOOST_TEST(first_difference(sr::to_dense(got), want) == -1, "root " << root << ": " << rep.algorithm);
+        }
+    }
+}
+
 BOOST_AUTO_TEST_CASE(min_max_bit_or_and_non_commutative)
 {
     unsigned salt = 1000;

@@ -218,16 +218,48 @@ BOOST_AUTO_TEST_CASE(model_picks_by_machine)
     ch = sr::sreduce(stats(2, 1 << 21, 0.9), t);
     BOOST_TEST((ch.wire == sr::wire::dense));
     // Whole messages (sparse inputs under the adaptive wire): nothing
-    // pipelines, so the bandwidth-bound machine that wants a pipeline above
-    // takes neither the chain (P - 1 serial hops of the whole vector) nor
-    // the two trees (the whole path runs one tree), and keeps the wire
+    // pipelines, so on the bandwidth-bound machine that wants a pipeline
+    // above, whole messages would take neither the chain (P - 1 serial hops
+    // of the whole vector) nor the two trees (the whole path runs one tree),
+    // and keep the wire
     t.machine = {.alpha = 0, .beta = 1e-9, .gamma = 0, .gamma_dense = 0};
     auto whole = stats(8, 1 << 21, 1.0);
     whole.whole_messages = true;
-    ch = sr::sreduce(whole, t);
+    ch = sr::detail::sreduce_one_path(whole, t, sr::wire::adaptive, 0);
+    BOOST_TEST(ch.whole);
     BOOST_TEST((ch.algo != sr::algorithm::chain && ch.algo != sr::algorithm::two_tree));
     BOOST_TEST((ch.wire == sr::wire::adaptive));
     BOOST_TEST(ch.segment_bytes == sr::default_segment_bytes);
+    // and sreduce, weighing both paths, takes the windowed pipeline there:
+    // the chain or two trees carry every byte about once per link
+    const auto windows = sr::sreduce(whole, t);
+    BOOST_TEST(!windows.whole);
+    BOOST_TEST((windows.algo == sr::algorithm::chain || windows.algo == sr::algorithm::two_tree));
+    BOOST_TEST(windows.predicted < 0.95 * ch.predicted);
+    // At P = 2 the executor runs whole messages without measuring: so does
+    // the choice, though on the built-in machine windows model faster there
+    {
+        const sr::tuning builtin;
+        auto pair = stats(2, 1 << 21, 1.0);
+        pair.whole_messages = true;
+        auto pair_windows = pair;
+        pair_windows.whole_messages = false;
+        BOOST_TEST(sr::detail::sreduce_one_path(pair_windows, builtin, sr::wire::adaptive, 0).predicted <
+                   0.95 * sr::detail::sreduce_one_path(pair, builtin, sr::wire::adaptive, 0).predicted);
+        BOOST_TEST(sr::sreduce(pair, builtin).whole);
+        // Below T_c a plan's ranks choose from their own counts (no
+        // allreduce): whole messages and the default segment whatever the
+        // entries, so ranks with different counts choose alike
+        for (double density : {0.01, 0.3, 0.6, 1.0}) {
+            auto small = stats(8, 5000, density);
+            small.whole_messages = true;
+            const auto sc = sr::sreduce(small, builtin);
+            BOOST_TEST(sc.whole, "density " << density);
+            BOOST_TEST(sc.segment_bytes == sr::default_segment_bytes, "density " << density);
+            small.whole_messages = false;
+            BOOST_TEST(sr::sreduce(small, builtin).segment_bytes == sr::default_segment_bytes, "density " << density);
+        }
+    }
     // its time is that of one message per edge: the binomial root takes
     // three whole vectors one after the other on its link
     const double vector_time = 1e-9 * 8.0 * (1 << 21);
@@ -235,6 +267,11 @@ BOOST_AUTO_TEST_CASE(model_picks_by_machine)
                3 * vector_time);
     BOOST_TEST(sr::best_segment(whole, t.machine, sr::algorithm::chain, 0, sr::wire::adaptive, 0).predicted >=
                7 * vector_time);
+    // Where messages cost latency, not bytes, whole messages (one per edge)
+    // beat 128 windows per edge and are kept
+    t.machine = {.alpha = 1e-3, .beta = 1e-12, .gamma = 0, .gamma_dense = 0};
+    ch = sr::sreduce(whole, t);
+    BOOST_TEST(ch.whole);
     // k of seed 001: overhead-bound calls get wide trees
     t.machine = {.alpha = 1e-3, .beta = 1e-12, .gamma = 1e-12, .gamma_dense = 1e-12};
     BOOST_TEST(sr::model_k(stats(64, 1 << 10, 0.01), t.machine) == 64);

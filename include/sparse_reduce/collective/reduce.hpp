@@ -74,6 +74,7 @@ struct selection_key {
     bool dense_output = false;
     bool measured = false; // the statistics allreduce ran: sum holds its result
     bool whole = false;    // chosen for the whole-message path
+    bool root_dense_output = false; // measured calls: the root's output kind, agreed
     local_summary sum;
     std::vector<double> entries; // optimal_binary: every rank's entry count
     double dimension = 0;        // optimal_binary: the largest dimension
@@ -249,8 +250,12 @@ private:
             : local_ok             ? std::string()
                                    : "dimension mismatch: rank " + std::to_string(me) + " has dimension " +
                            std::to_string(sparse_reduce::dimension(in)) + ", the plan has " + std::to_string(dimension_);
-        if (whole_allowed_ && detail::travels_whole<In>(policy().wire))
-            return reduce_whole<T>(in, out, op, commutative, local_failure);
+        // Sparse inputs under the adaptive wire may travel whole (one message
+        // per edge): always where nothing is chosen (a fixed tree, P <= 2),
+        // else where selection finds it faster than the windowed pipeline.
+        const bool may_travel_whole = whole_allowed_ && detail::travels_whole<In>(policy().wire);
+        if (may_travel_whole && whole_without_choice())
+            return reduce_whole<T>(in, out, op, whole_schedule(commutative, sizeof(T)), local_failure);
 
         const T id = identity<T>(op);
         const bool count = detail::stats_needed(policy(), dimension_, sizeof(T), dimensions_agree_) && local_ok;
@@ -271,7 +276,8 @@ private:
                 }
                 return counts.stats;
             },
-            RO::kind == repr_kind::dense);
+            RO::kind == repr_kind::dense, may_travel_whole);
+        if (sched.whole) return reduce_whole<T>(in, out, op, sched, local_failure);
         const detail::stream_config cfg = detail::make_stream_config(sched);
 
         using reader_t = decltype(detail::make_reader(in, id));
@@ -367,40 +373,44 @@ private:
         }
     }
 
-    // The whole-message reduce: the tree alone is chosen (at P = 2 every
-    // tree is the one edge, so automatic needs no statistics there).
-    template <class T, class In, class Out, class Op>
-    report reduce_whole(const In& in, Out& out, const Op& op, bool commutative, const std::string& local_failure)
+    // Whether a call that may travel whole does so without a choice: a fixed
+    // tree, or P <= 2, where every tree is the one edge (automatic measures
+    // nothing there). select/sreduce.hpp keeps to the same rule.
+    bool whole_without_choice() const
     {
-        const schedule* sched = nullptr;
         constexpr bool gathers = std::is_same_v<Policy, policy::optimal_binary>;
-        if (!gathers && (!detail::needs_call_stats(policy()) || size_ <= 2)) {
-            // Nothing to measure: the policy's tree, or at P <= 2 the one
-            // edge every tree is; built once, no collective, no allocation.
-            // (key: value_bytes 0, which no windowed call's key has)
-            auto& cached = memo_->cache[commutative ? 1 : 0];
-            if (!cached || cached->first.value_bytes != 0) {
-                memo_->described = nullptr;
-                cached.emplace(detail::selection_key{},
-                               detail::needs_call_stats(policy())
-                                   ? detail::make_schedule(detail::algorithm_trees(algorithm::binomial, 0, size_, root_,
-                                                                                   commutative),
-                                                           dimension_, sizeof(T), default_segment_bytes, policy().wire)
-                                   : detail::resolve_schedule(policy(), size_, root_, commutative, dimension_,
-                                                              sizeof(T), {}, call_stats{}));
-                if (detail::needs_call_stats(policy()))
-                    cached->second.reason = "binomial tree: with two ranks every tree is the one edge";
-            }
-            sched = &cached->second;
-        } else {
-            const bool count = detail::stats_needed(policy(), dimension_, sizeof(T), dimensions_agree_) &&
-                               local_failure.empty();
-            sched = &resolve(
-                commutative, sizeof(T), [&] { return detail::count_locally(in, dimension_, identity<T>(op), count).stats; },
-                false, true);
+        return !gathers && (!detail::needs_call_stats(policy()) || size_ <= 2);
+    }
+
+    // The schedule of a whole-message call without a choice: the policy's
+    // tree, or at P <= 2 the binomial edge; built once, no collective, no
+    // allocation (key: value_bytes 0, which no chosen schedule's key has).
+    const schedule& whole_schedule(bool commutative, std::size_t value_bytes)
+    {
+        auto& cached = memo_->cache[commutative ? 1 : 0];
+        if (!cached || cached->first.value_bytes != 0) {
+            memo_->described = nullptr;
+            cached.emplace(detail::selection_key{},
+                           detail::needs_call_stats(policy())
+                               ? detail::make_schedule(detail::algorithm_trees(algorithm::binomial, 0, size_, root_,
+                                                                               commutative),
+                                                       dimension_, value_bytes, default_segment_bytes, policy().wire)
+                               : detail::resolve_schedule(policy(), size_, root_, commutative, dimension_, value_bytes,
+                                                          {}, call_stats{}));
+            cached->second.whole = true;
+            if (detail::needs_call_stats(policy()))
+                cached->second.reason = "binomial tree: with two ranks every tree is the one edge";
         }
+        return cached->second;
+    }
+
+    // The whole-message reduce (exec/whole_reduce.hpp) on the schedule's
+    // first tree.
+    template <class T, class In, class Out, class Op>
+    report reduce_whole(const In& in, Out& out, const Op& op, const schedule& sched, const std::string& local_failure)
+    {
         // One tree: a whole message gains nothing from a second one.
-        const tree& t = sched->trees.front();
+        const tree& t = sched.trees.front();
         const bool wide = dimension_ > (std::size_t{1} << 32);
         const detail::whole_result r =
             wide ? detail::run_whole_reduce<std::uint64_t, T>(private_, t, rank_, dimension_, in, out, op, *whole_,
@@ -410,7 +420,7 @@ private:
         if (r.failed && (rank_ == root_ || r.detected))
             detail::fail("reduce failed on rank " + std::to_string(r.failed->rank) + ": " + r.failed->text);
         report rep;
-        rep.algorithm = describe_once(*sched, true);
+        rep.algorithm = describe_once(sched, true);
         rep.reason = report_text(memo_->reason);
         rep.bytes_sent = r.bytes_sent;
         rep.bytes_received = r.bytes_received;
@@ -485,6 +495,9 @@ private:
             // read the tuning (a plan did that once, when it was made).
             std::string tuning_error;
             detail::stats_message mine{local, detail::agreement_of(root_, detail::policy_fingerprint(policy()))}, sum;
+            // The root's output kind, not each rank's: only the root writes
+            // one, and a non-root may pass another kind (a dummy).
+            mine.agreement.root_dense_output = rank_ == root_ && dense_output ? 1 : 0;
             if (one_shot_) {
                 tuning_error = tuning_read_error();
                 mine.agreement.tuning_failures = tuning_error.empty() ? 0 : 1;
@@ -494,11 +507,12 @@ private:
                 detail::fail(tuning_error.empty() ? "the tuning could not be read on another rank" : tuning_error);
             detail::check_agreement(sum.agreement, size_);
             key.sum = sum.summary;
+            key.root_dense_output = sum.agreement.root_dense_output > 0.5;
         }
         if (!cached || !(cached->first == key)) {
             call_stats stats;
             if (measures) {
-                stats = detail::agreed_stats(key.sum, size_, value_bytes, dense_output, whole);
+                stats = detail::agreed_stats(key.sum, size_, value_bytes, key.root_dense_output, whole);
             } else { // no allreduce: this rank's view, which is all the choice depends on
                 stats = detail::agreed_stats(local, 1, value_bytes, dense_output, whole);
                 stats.ranks = size_;

@@ -285,20 +285,16 @@ private:
 
 namespace detail {
 
-// The whole-message path's tree, as reduce_whole picks it: any at P <= 2
-// (the one edge), a fixed policy's own without statistics, else the
-// schedule's first; then its timing into res.
-template <class T, class Policy, class In, class Op>
-void set_whole_timing(simulation_result& res, std::span<const In* const> inputs, int root, const Policy& policy,
-                      const Op& op, bool commutative, bool dense_output, std::size_t dim, const schedule& sched,
-                      double before, const network_model& net)
+// The whole-message path's timing into res, on the schedule's first tree
+// as reduce_whole runs it (at P <= 2 any tree is the one edge; a fixed
+// policy's tree and k_ary's measured k are the schedule's).
+template <class T, class In, class Op>
+void set_whole_timing(simulation_result& res, std::span<const In* const> inputs, const Op& op, bool dense_output,
+                      std::size_t dim, const schedule& sched, double before, const network_model& net)
 {
     using R = repr_traits<std::remove_cvref_t<In>>;
     const int p = static_cast<int>(inputs.size());
-    constexpr bool measures = std::is_same_v<Policy, policy::automatic> || std::is_same_v<Policy, policy::optimal_binary>;
-    const tree t = measures || p <= 2
-                       ? sched.trees.front()
-                       : resolve_schedule(policy, p, root, commutative, dim, sizeof(T), {}, call_stats{}).trees.front();
+    const tree& t = sched.trees.front();
     std::vector<whole_partial<T>> own(static_cast<std::size_t>(p));
     std::vector<double> start(static_cast<std::size_t>(p));
     for (int r = 0; r < p; ++r) {
@@ -310,6 +306,7 @@ void set_whole_timing(simulation_result& res, std::span<const In* const> inputs,
         start[static_cast<std::size_t>(r)] = before + net.gamma_dense * static_cast<double>(R::indices(in).size());
     }
     const whole_timing w = time_whole_reduce<T>(t, std::move(own), start, dim, op, net, dense_output);
+    res.algorithm += ", whole messages"; // as the executor's report says
     res.time = w.time;
     res.bytes_sent = w.bytes_sent;
     res.bytes_total = res.messages_total = 0;
@@ -391,14 +388,14 @@ simulation_result simulate_reduce(std::span<const In* const> inputs, Out& out, c
     }
     for (auto& b : programs[static_cast<std::size_t>(root)]->bindings())
         res.critical_path_bytes = std::max(res.critical_path_bytes, machine.critical(b.node));
-    // Sparse inputs under the adaptive wire: the executor runs whole messages
-    // on the schedule's first tree (collective/reduce.hpp, reduce_whole), so
-    // time, bytes and messages are that path's (exec/whole_model.hpp); the
-    // windowed run above still gives the result.
+    // Sparse inputs under the adaptive wire, unless selection chose windows:
+    // the executor runs whole messages on the schedule's first tree
+    // (collective/reduce.hpp, reduce_whole), so time, bytes and messages are
+    // that path's (exec/whole_model.hpp); the windowed run above still gives
+    // the result.
     if constexpr (RI::kind == repr_kind::index_value)
-        if (detail::travels_whole<In>(policy.wire) && dim <= (std::size_t{1} << 32))
-            detail::set_whole_timing<T>(res, inputs, root, policy, op, is_commutative_v<Op, T>,
-                                        RO::kind == repr_kind::dense, dim, sched, before, net);
+        if (sched.whole && dim <= (std::size_t{1} << 32))
+            detail::set_whole_timing<T>(res, inputs, op, RO::kind == repr_kind::dense, dim, sched, before, net);
     programs[static_cast<std::size_t>(root)]->throw_if_failed(true);
     if constexpr (RO::kind != repr_kind::dense) programs[static_cast<std::size_t>(root)]->write_sparse_output(out, dim, id);
     return res;

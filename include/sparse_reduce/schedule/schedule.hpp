@@ -32,6 +32,10 @@ struct schedule {
     std::size_t segment_bytes = 0;   ///< Bytes a message is sent at.
     wire::format format = wire::adaptive; ///< The wire format.
     bool bitmap = true; ///< Adaptive blocks may take the bitmap form (cost_model::bitmap_pays of the tuning).
+    /// Whole messages (exec/whole_reduce.hpp): one per edge of the first tree,
+    /// no windows. Sparse inputs under the adaptive wire, unless selection
+    /// found the windowed pipeline faster.
+    bool whole = false;
     std::string selection; ///< How policy::automatic chose it; empty for a fixed policy.
     std::string reason;    ///< Why this tree, in words (report::reason).
 

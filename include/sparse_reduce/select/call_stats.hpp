@@ -110,6 +110,7 @@ struct agreement_sums {
     double root = 0, root_squared = 0;
     double policy = 0, policy_squared = 0;
     double tuning_failures = 0;
+    double root_dense_output = 0; // 1 from the root when its output is dense: what the choice prices
 };
 
 // The statistics allreduce's whole message.

@@ -35,6 +35,7 @@ schedule resolve_schedule(const Policy& policy, int size, int root, bool commuta
     std::string selection;
     std::string reason = "the policy names this tree";
     bool bitmap = bitmap_blocks(policy);
+    bool whole = stats.whole_messages; // a fixed tree: whole where the call may travel whole
     if constexpr (std::is_same_v<Policy, policy::optimal_binary>) {
         reason = "optimal binary tree: built for the ranks' entry counts";
         trees = {optimal_binary_tree(nnz, static_cast<double>(dimension), root, commutative, {.model = policy.model}).t};
@@ -47,6 +48,7 @@ schedule resolve_schedule(const Policy& policy, int size, int root, bool commuta
         trees = algorithm_trees(ch.algo, ch.k, size, root, commutative);
         segment = ch.segment_bytes;
         format = ch.wire;
+        whole = ch.whole;
         selection = "automatic: " + describe(ch);
         reason = ch.reason;
     } else if constexpr (std::is_same_v<Policy, policy::k_ary>) {
@@ -61,6 +63,7 @@ schedule resolve_schedule(const Policy& policy, int size, int root, bool commuta
     }
     schedule s = make_schedule(std::move(trees), dimension, value_bytes, segment ? segment : default_segment_bytes,
                                format, bitmap);
+    s.whole = whole;
     s.selection = std::move(selection);
     s.reason = std::move(reason);
     return s;

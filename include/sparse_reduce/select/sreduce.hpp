@@ -51,8 +51,9 @@ struct call_stats {
     merge_model distribution = merge_model::uniform;
     bool dense_input = false;
     bool dense_output = true;
-    // The call sends one message per tree edge (sparse inputs under the
-    // adaptive wire, exec/whole_reduce.hpp): no pipelining, one tree.
+    // The call may send one message per tree edge (sparse inputs under the
+    // adaptive wire, exec/whole_reduce.hpp): no pipelining, one tree. At
+    // P > 2 sreduce weighs the windowed pipeline against it.
     bool whole_messages = false;
 
     double sparsity() const // S: the fraction of identity elements
@@ -67,6 +68,7 @@ struct choice {
     int k = 0; // for k_ary
     wire::format wire = wire::adaptive;
     std::size_t segment_bytes = 0;
+    bool whole = false;   // whole messages (call_stats::whole_messages), not windows
     double predicted = 0; // modelled seconds
     std::string rule;     // why, in the rule's symbols, e.g. "C < T_c (small vector)"
     std::string reason;   // why, in words, e.g. "binomial tree: the vector is small, so latency decides"
@@ -128,7 +130,7 @@ inline choice best_segment(const call_stats& c, const cost_model& model, algorit
     m.merge = c.distribution;
     const merged_size_fn merged(c.entries, static_cast<double>(c.dimension), c.distribution);
     auto trees = detail::algorithm_trees(a, k, c.ranks, root, true);
-    choice best{a, k, wire, 0, std::numeric_limits<double>::infinity(), {}, {}};
+    choice best{a, k, wire, 0, c.whole_messages, std::numeric_limits<double>::infinity(), {}, {}};
     auto consider = [&](std::size_t seg) {
         const double t = predicted_time(detail::make_schedule(trees, c.dimension, c.value_bytes, seg, wire, m.bitmap_pays()),
                                       c.load(), m, merged);
@@ -148,14 +150,18 @@ inline choice best_segment(const call_stats& c, const cost_model& model, algorit
     return best;
 }
 
-inline choice sreduce(const call_stats& c, const tuning& tune, wire::format wire = wire::adaptive,
-                      std::size_t segment_bytes = 0)
+namespace detail {
+
+inline choice sreduce_one_path(const call_stats& c, const tuning& tune, wire::format wire, std::size_t segment_bytes)
 {
     const thresholds& th = tune.limits;
     const double bytes = static_cast<double>(c.dimension) * static_cast<double>(c.value_bytes);
     const bool zipf = c.distribution == merge_model::zipf;
     if (bytes < th.small_bytes) {
-        choice ch = best_segment(c, tune.machine, algorithm::binomial, 0, wire, segment_bytes);
+        // No search: a plan's call below T_c measures nothing (each rank
+        // chooses from its own counts), so nothing here may depend on them.
+        choice ch = best_segment(c, tune.machine, algorithm::binomial, 0, wire,
+                                 segment_bytes ? segment_bytes : default_segment_bytes);
         ch.rule = "C < T_c (small vector)";
         ch.reason = "binomial tree: the vector is small, so latency decides";
         return ch;
@@ -190,6 +196,33 @@ inline choice sreduce(const call_stats& c, const tuning& tune, wire::format wire
     best.reason = to_string(best.algo) + std::string(": the cost model predicts it fastest for this size, "
                                                      "sparsity and number of ranks");
     return best;
+}
+
+} // namespace detail
+
+/// Sreduce's choice for a call: the threshold rules, else the cost model's
+/// fastest tree, wire and segment size. A call that may travel whole
+/// (c.whole_messages) keeps whole messages unless, at P > 2, the windowed
+/// pipeline wins by the model's resolution: whole messages do not pipeline,
+/// so on a slow link a deep tree's hops add up (at P = 8, 1 Gbit/s, full
+/// density: 463 ms modelled whole, 315 windowed). At P <= 2 the executor
+/// measures nothing and runs whole messages (collective/reduce.hpp); below
+/// T_c a plan's ranks choose from their own counts, so they keep whole
+/// messages too.
+inline choice sreduce(const call_stats& c, const tuning& tune, wire::format wire = wire::adaptive,
+                      std::size_t segment_bytes = 0)
+{
+    choice ch = detail::sreduce_one_path(c, tune, wire, segment_bytes);
+    const bool small = static_cast<double>(c.dimension) * static_cast<double>(c.value_bytes) < tune.limits.small_bytes;
+    if (!c.whole_messages || c.ranks <= 2 || small) return ch; // small: chosen from local counts, so no weighing
+    call_stats windowed_call = c;
+    windowed_call.whole_messages = false;
+    choice windowed = detail::sreduce_one_path(windowed_call, tune, wire, segment_bytes);
+    if (windowed.predicted < model_win_factor * ch.predicted) {
+        windowed.reason += "; windows, not whole messages: the pipeline is faster here";
+        return windowed;
+    }
+    return ch;
 }
 
 inline std::string describe(const choice& ch)
