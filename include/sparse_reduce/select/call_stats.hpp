@@ -77,7 +77,7 @@ bool stats_needed(const P& p, std::size_t dimension, std::size_t value_bytes, bo
         if (!dimensions_agree) return true;
         if (p.sparsity && p.distribution) return false;
         const tuning& t = p.tuned ? *p.tuned : current_tuning(p.tuning_file);
-        return static_cast<double>(dimension) * static_cast<double>(value_bytes) >= t.limits.small_bytes;
+        return !t.limits.small(dimension, value_bytes);
     }
     return true;
 }

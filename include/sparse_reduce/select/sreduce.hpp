@@ -157,7 +157,7 @@ inline choice sreduce_one_path(const call_stats& c, const tuning& tune, wire::fo
     const thresholds& th = tune.limits;
     const double bytes = static_cast<double>(c.dimension) * static_cast<double>(c.value_bytes);
     const bool zipf = c.distribution == merge_model::zipf;
-    if (bytes < th.small_bytes) {
+    if (th.small(c.dimension, c.value_bytes)) {
         // No search: a plan's call below T_c measures nothing (each rank
         // chooses from its own counts), so nothing here may depend on them.
         choice ch = best_segment(c, tune.machine, algorithm::binomial, 0, wire,
@@ -213,8 +213,8 @@ inline choice sreduce(const call_stats& c, const tuning& tune, wire::format wire
                       std::size_t segment_bytes = 0)
 {
     choice ch = detail::sreduce_one_path(c, tune, wire, segment_bytes);
-    const bool small = static_cast<double>(c.dimension) * static_cast<double>(c.value_bytes) < tune.limits.small_bytes;
-    if (!c.whole_messages || c.ranks <= 2 || small) return ch; // small: chosen from local counts, so no weighing
+    if (!c.whole_messages || c.ranks <= 2 || tune.limits.small(c.dimension, c.value_bytes))
+        return ch; // small: chosen from local counts, so no weighing
     call_stats windowed_call = c;
     windowed_call.whole_messages = false;
     choice windowed = detail::sreduce_one_path(windowed_call, tune, wire, segment_bytes);

@@ -20,6 +20,7 @@
 /// malformed lines throw sparse_reduce::error naming the file and line.
 
 #include <cmath>
+#include <cstddef>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -39,6 +40,11 @@ struct thresholds {
     double sparsity = 0.99;                   ///< T_s: ...when more than this fraction is identity...
     int ranks_uniform = 64;                   ///< T_u^p: ...and P is below this (uniform supports)...
     int ranks_zipf = 1024;                    ///< T_z^p: ...or below this (zipf supports).
+    /// Whether a vector of this many values is below T_u^c (the small-vector rule).
+    bool small(std::size_t dimension, std::size_t value_bytes) const
+    {
+        return static_cast<double>(dimension) * static_cast<double>(value_bytes) < small_bytes;
+    }
     friend bool operator==(const thresholds&, const thresholds&) = default;
 };
 
