@@ -10,11 +10,14 @@
 #include "../support/reference.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <cstdint>
+#include <cstring>
 #include <functional>
+#include <span>
 #include <sstream>
 #include <string>
 #include <variant>
@@ -577,36 +580,39 @@ BOOST_AUTO_TEST_CASE(a_corrupt_input_on_one_rank_ends_in_exceptions)
                             [&] { return good_reduce(sr::policy::automatic{}, root); }));
 }
 
-// The whole-message path's dense forms: a rank whose entries fill the
-// dimension sends its values as they are; a partial result too big for
-// index/value travels dense; the root folds a dense message with sparse
-// entries straight into a sparse output. Mixed densities per rank, every
-// policy and root, index_value_vector and Eigen outputs, + and the
-// non-commutative affine composition.
-BOOST_AUTO_TEST_CASE(whole_message_dense_partials_into_sparse_outputs)
+// The whole-message path's dense forms for n elements: a rank whose entries
+// fill the dimension sends its values as they are; a partial result too big
+// for index/value travels dense; the root folds a dense message with sparse
+// entries straight into a sparse output. Mixed densities per rank, the given
+// policies and every root, Eigen, index_value_vector and dense outputs, +
+// and the non-commutative affine composition.
+void check_whole_dense_partials(std::size_t n, std::span<const std::array<double, 3>> mixes,
+                                std::span<const any_policy> pols, unsigned salt)
 {
     auto& comm = world();
-    const std::size_t n = 3000;
-    const double mixes[][3] = {{1.0, 1.0, 1.0}, {1.0, 0.02, 0.0}, {0.9, 0.5, 0.9}, {0.02, 1.0, 0.7}};
-    unsigned salt = 4000;
     for (const auto& mix : mixes)
-        for (const auto& pol : policies(sr::wire::adaptive, 0))
+        for (const auto& pol : pols)
             for (int root : roots()) {
                 ++salt;
-                auto density_of = [&](int r) { return mix[r % 3]; };
+                auto density_of = [&](int r) { return mix[static_cast<std::size_t>(r % 3)]; };
                 auto input = [&](int r, auto op) {
                     using T = std::conditional_t<std::is_same_v<decltype(op), compose>, affine, double>;
                     std::mt19937_64 rng(salt * 131 + static_cast<unsigned>(r));
                     return random_dense<T>(rng, n, density_of(r), op);
                 };
-                // + on double, Eigen in and out
+                // + on double, Eigen in, Eigen and dense out
                 std::vector<double> want(n, 0.0);
                 for (int r = 0; r < comm.size(); ++r) want = dense_fold(want, input(r, std::plus<>{}), std::plus<>{});
                 Eigen::SparseVector<double> ein, eout;
                 sr::convert_into(ein, input(comm.rank(), std::plus<>{}));
-                std::visit([&](const auto& p) { sr::reduce(comm, ein, eout, std::plus<>{}, root, p); }, pol);
-                BOOST_TEST(all_ok(comm.rank() != root || matches(sr::to_dense(eout), want)),
-                           "plus policy " << pol.index() << " root " << root << " mix " << mix[0] << "," << mix[1]);
+                std::vector<double> dout;
+                std::visit([&](const auto& p) {
+                    sr::reduce(comm, ein, eout, std::plus<>{}, root, p);
+                    sr::reduce(comm, ein, dout, std::plus<>{}, root, p);
+                }, pol);
+                BOOST_TEST(all_ok(comm.rank() != root || (matches(sr::to_dense(eout), want) && matches(dout, want))),
+                           "plus policy " << pol.index() << " root " << root << " mix " << mix[0] << "," << mix[1]
+                                          << " n " << n);
                 // affine composition (rank order matters), index_value_vector in and out
                 std::vector<affine> fwant(n, sr::identity<affine>(compose{}));
                 for (int r = 0; r < comm.size(); ++r) fwant = dense_fold(fwant, input(r, compose{}), compose{});
@@ -614,6 +620,112 @@ BOOST_AUTO_TEST_CASE(whole_message_dense_partials_into_sparse_outputs)
                 const auto fin = sr::to_index_value(input(comm.rank(), compose{}), compose{});
                 std::visit([&](const auto& p) { sr::reduce(comm, fin, fout, compose{}, root, p); }, pol);
                 BOOST_TEST(all_ok(comm.rank() != root || sr::to_dense(fout, compose{}) == fwant),
-                           "affine policy " << pol.index() << " root " << root << " mix " << mix[0] << "," << mix[1]);
+                           "affine policy " << pol.index() << " root " << root << " mix " << mix[0] << "," << mix[1]
+                                            << " n " << n);
             }
+}
+
+BOOST_AUTO_TEST_CASE(whole_message_dense_partials_into_sparse_outputs)
+{
+    const std::array<double, 3> mixes[] = {{1.0, 1.0, 1.0}, {1.0, 0.02, 0.0}, {0.9, 0.5, 0.9}, {0.02, 1.0, 0.7}};
+    check_whole_dense_partials(3000, mixes, policies(sr::wire::adaptive, 0), 4000);
+}
+
+// A dense message travels in pieces of 1 MiB that its receiver folds as
+// they arrive (exec/whole_transport.hpp): 140001 doubles are two pieces
+// (the last short), affine pairs three.
+BOOST_AUTO_TEST_CASE(dense_whole_messages_folded_in_pieces)
+{
+    const std::array<double, 3> mixes[] = {{1.0, 1.0, 1.0}, {0.9, 0.3, 1.0}};
+    const any_policy pols[] = {sr::policy::binomial{}, sr::policy::chain{}, sr::policy::automatic{}};
+    check_whole_dense_partials(140001, mixes, pols, 5000);
+}
+
+// Inputs that list every index, some holding the identity (stored zeros)
+// or -0.0 (not the identity: a value, kept bit for bit): the executor
+// treats them as dense arrays, identities absent, without counting them.
+// Sums of small integers, so every bracketing gives the same bits.
+BOOST_AUTO_TEST_CASE(full_inputs_with_stored_identities)
+{
+    auto& comm = world();
+    for (std::size_t n : {std::size_t{3000}, std::size_t{140001}})
+        for (const any_policy& pol : {any_policy(sr::policy::binomial{}), any_policy(sr::policy::chain{}),
+                                      any_policy(sr::policy::automatic{})})
+            for (int root : roots()) {
+                auto value = [](std::size_t i, int r) {
+                    const auto u = static_cast<int>(i % 97) + 3 * r;
+                    return u % 5 == 0 ? 0.0 : u % 7 == 0 ? -0.0 : 1.0 + u % 11;
+                };
+                std::vector<double> want(n, 0.0); // the fold in rank order, +0.0 absent
+                for (int r = 0; r < comm.size(); ++r)
+                    for (std::size_t i = 0; i < n; ++i) {
+                        const double x = value(i, r);
+                        if (sr::detail::same_value(want[i], 0.0)) want[i] = x;
+                        else if (!sr::detail::same_value(x, 0.0)) want[i] += x;
+                    }
+                sr::index_value_vector<double> in(n), out;
+                Eigen::SparseVector<double> ein(static_cast<Eigen::Index>(n)), eout;
+                ein.reserve(static_cast<Eigen::Index>(n));
+                for (std::size_t i = 0; i < n; ++i) {
+                    in.push_back(i, value(i, comm.rank()));
+                    ein.insertBack(static_cast<Eigen::Index>(i)) = value(i, comm.rank());
+                }
+                std::vector<double> dout;
+                std::visit([&](const auto& p) {
+                    sr::reduce(comm, in, out, std::plus<>{}, root, p);
+                    sr::reduce(comm, ein, eout, std::plus<>{}, root, p);
+                    sr::reduce(comm, in, dout, std::plus<>{}, root, p);
+                }, pol);
+                bool ok = true;
+                if (comm.rank() == root) {
+                    const auto expect = sr::to_index_value(want, std::plus<>{}); // -0.0 kept, +0.0 absent
+                    auto same_bits = [&](auto idx, auto val) {
+                        if (idx.size() != expect.indices().size()) return false;
+                        for (std::size_t k = 0; k < idx.size(); ++k)
+                            if (static_cast<std::size_t>(idx[k]) != expect.indices()[k] ||
+                                std::memcmp(&val[k], &expect.values()[k], sizeof(double)) != 0)
+                                return false;
+                        return true;
+                    };
+                    ok = same_bits(out.indices(), out.values()) &&
+                         same_bits(std::span<const int>(eout.innerIndexPtr(), static_cast<std::size_t>(eout.nonZeros())),
+                                   std::span<const double>(eout.valuePtr(), static_cast<std::size_t>(eout.nonZeros()))) &&
+                         dout.size() == n && std::memcmp(dout.data(), want.data(), n * sizeof(double)) == 0;
+                }
+                BOOST_TEST(all_ok(ok), "policy " << pol.index() << " root " << root << " n " << n);
+            }
+}
+
+// A failure while a dense message's pieces arrive: the root's op throws in
+// the first piece, or one rank's dimension differs (no piece is folded);
+// every piece is still received, so the next reduce finds nothing queued.
+BOOST_AUTO_TEST_CASE(failures_in_a_dense_message_s_pieces_end_in_exceptions)
+{
+    auto& comm = world();
+    if (comm.size() < 2) return;
+    const std::size_t n = 140001;
+    for (int root : roots()) {
+        const int odd = (root + 1) % comm.size();
+        sr::index_value_vector<double> in(n), wrong(n + 1), out;
+        for (std::size_t i = 0; i < n; ++i) {
+            in.push_back(i, 1.0);
+            wrong.push_back(i, 1.0);
+        }
+        wrong.push_back(n, 1.0);
+        BOOST_TEST(inject_fault({.context = "binomial, root " + std::to_string(root) + ", the op throws on the root",
+                                 .who = reduce_throwers(root, root),
+                                 .needles = {"rank " + std::to_string(root), "user op failed"}},
+                                [&] { sr::reduce(comm, in, out, plus_throwing_on(root), root, sr::policy::binomial{}); },
+                                [&] { return good_reduce(sr::policy::binomial{}, root); }));
+        bool threw = false;
+        std::string what;
+        try {
+            sr::reduce(comm, comm.rank() == odd ? wrong : in, out, std::plus<>{}, root, sr::policy::binomial{});
+        } catch (const sr::error& e) {
+            threw = true;
+            what = e.what();
+        }
+        if (comm.rank() == root) BOOST_TEST((threw && what.find("dimension mismatch") != std::string::npos), what);
+        BOOST_TEST(good_reduce(sr::policy::binomial{}, root));
+    }
 }

@@ -2,9 +2,11 @@
 
 #include "../support/reference.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <span>
 #include <variant>
 #include <vector>
 
@@ -160,6 +162,38 @@ BOOST_AUTO_TEST_CASE(sparse_inputs_travel_whole_as_the_executor_sends_them)
     const std::size_t quarter = n / 4, half = n / 2;
     auto sparse_bytes = [](std::size_t k) { return 64 + 8 * k + 2 * k + 8; };
     BOOST_TEST(chain.bytes_total == sparse_bytes(quarter) + sparse_bytes(half) + (64 + 8 * n));
+}
+
+BOOST_AUTO_TEST_CASE(a_dense_whole_message_is_folded_as_its_pieces_arrive)
+{
+    // Two ranks holding every one of 2^18 doubles: one dense message of
+    // 2 MiB and 64 bytes, three pieces (exec/whole_transport.hpp). The root
+    // folds each piece as it arrives, so a fold faster than the link adds
+    // one piece's share (fold / 3) to the transfer, a slower one the whole
+    // fold to the first piece's arrival.
+    const std::size_t n = std::size_t{1} << 18;
+    std::vector<std::uint32_t> idx(n);
+    for (std::size_t i = 0; i < n; ++i) idx[i] = static_cast<std::uint32_t>(i);
+    std::vector<sr::index_value_vector<double>> in;
+    for (int r = 0; r < 2; ++r)
+        in.push_back(sr::index_value_vector<double>::from_unsorted(n, idx, std::vector<double>(n, 1.0), std::plus<>{}));
+    const double bytes = 64 + 8.0 * static_cast<double>(n), piece = 1 << 20;
+    for (double fold : {0.3e-3, 6e-3}) {
+        sr::network_model net;
+        net.alpha = 1e-5;
+        net.beta = 1e-9;
+        net.gamma = 0;
+        net.gamma_dense = fold / static_cast<double>(n);
+        sr::index_value_vector<double> out;
+        const auto r = sr::simulate_reduce(std::span<const sr::index_value_vector<double>>(in), out, std::plus<>{}, 0,
+                                           sr::policy::binomial{}, net);
+        const double check = net.gamma_dense * static_cast<double>(n); // each rank's input check, first
+        const double want = check + std::max(net.alpha + net.beta * bytes + fold / 3, net.alpha + net.beta * piece + fold);
+        BOOST_TEST(r.time == want, boost::test_tools::tolerance(1e-9));
+        BOOST_TEST(r.time < check + net.alpha + net.beta * bytes + fold); // not the transfer and then the fold
+        BOOST_TEST(r.messages_total == 1u);
+        BOOST_TEST(out.nnz() == n);
+    }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -19,8 +19,9 @@
 // The blocked form is chosen when it is smaller (entries far more than
 // windows): 2 bytes per index where the windowed wire has its 2-byte offsets,
 // against 4 for absolute 32-bit indices. No entry holds the identity.
-// Messages above 1 GiB travel in pieces of 1 GiB (MPI counts are int);
-// total_bytes tells the receiver how many follow.
+// Messages above 1 GiB travel in pieces of 1 GiB (MPI counts are int), the
+// dense form in pieces of whole_piece_bytes, which the receiver folds while
+// the next arrive; total_bytes tells the receiver how many follow.
 
 #include <cstddef>
 #include <cstdint>
@@ -51,6 +52,15 @@ struct partial_header {
 static_assert(sizeof(partial_header) == 64);
 
 inline constexpr std::size_t partial_header_bytes = sizeof(partial_header);
+
+// The dense form's pieces. A whole message does not pipeline through the
+// tree (a rank sends once it has folded every child), but its receiver
+// folds each piece while the next is on the way, so a dense message costs
+// its transfer and one piece's fold, not the transfer and then the whole
+// fold (P = 2, 10 Gbit/s, 16 MiB: doc/benchmarks.md, "Dense whole messages
+// in pieces"). 1 MiB: 16 pieces of 2^21 doubles, few enough that the
+// per-piece cost (a rendezvous on TCP) stays small.
+inline constexpr std::size_t whole_piece_bytes = std::size_t{1} << 20;
 
 // A failed message carries at most this much of the error's text.
 inline constexpr std::size_t max_error_text_bytes = 4096;

@@ -9,7 +9,11 @@
 //   a child's transfer   alpha + beta * bytes, from max(child done folding,
 //                        parent ready to receive it); the child is then done
 //   folding a child      gamma * (entries of both sides), or gamma_dense *
-//                        dimension once the partial result is dense
+//                        dimension once the partial result is dense; a
+//                        dense message is folded piece by piece as it
+//                        arrives (whole_piece_bytes): done at the later of
+//                        its last piece's fold and the first piece plus
+//                        the whole fold
 //   a leaf's copy        gamma * entries (none when it holds every element:
 //                        its own array is sent); the last fold writes
 //                        straight into the message or the root's sparse
@@ -26,6 +30,7 @@
 // (doc/selection.md, "Validation on the shaped network").
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -86,7 +91,8 @@ whole_timing time_whole_reduce(const tree& t, std::vector<whole_partial<T>> held
     // A child's message into rank r, r's clock at `now`: returns the new clock.
     auto receive = [&](std::size_t r, std::size_t c, double now, bool left) {
         const std::size_t bytes = whole_message_bytes<T>(held[c].idx, dimension);
-        const double end = std::max(now, done[c]) + net.alpha + net.beta * static_cast<double>(bytes);
+        const double begin = std::max(now, done[c]) + net.alpha;
+        const double end = begin + net.beta * static_cast<double>(bytes);
         sent[c] = end;
         w.bytes_sent[c] += bytes;
         ++w.messages_sent[c];
@@ -103,6 +109,10 @@ whole_timing time_whole_reduce(const tree& t, std::vector<whole_partial<T>> held
         u.val.resize(n);
         const double fold = is_dense(cap) ? dense_fold : net.gamma * static_cast<double>(cap);
         held[r] = std::move(u);
+        if (bytes == dense_partial_bytes<T>(dimension) && bytes > whole_piece_bytes) { // folded as its pieces arrive
+            const double pieces = std::ceil(static_cast<double>(bytes) / static_cast<double>(whole_piece_bytes));
+            return std::max(end + fold / pieces, begin + net.beta * static_cast<double>(whole_piece_bytes) + fold);
+        }
         return end + fold;
     };
     // Ranks in an order where every child comes before its parent.

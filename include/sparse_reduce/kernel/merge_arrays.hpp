@@ -437,18 +437,21 @@ std::size_t fold_dense(T* acc, const T* x, std::size_t n, bool left, const Op& o
     return left ? fold_dense_to<counting>(acc, x, acc, n, op, id) : fold_dense_to<counting>(acc, acc, x, n, op, id);
 }
 
-// out = d ⊗ s for a dense array d[0, dim) (an element equal to the identity
-// is absent) and a sorted entry list s, in one pass: the elements of d
-// between two entries of s are gathered, each entry of s folded with its
-// element (d on the left when `dense_left`). Returns the entries written (at
-// most dim).
+// out = d ⊗ s for a dense array d[lo, hi) and a sorted entry list s within
+// [lo, hi) (on both sides an element equal to the identity is absent), in
+// one pass: the
+// elements of d between two entries of s are gathered, each entry of s
+// folded with its element (d on the left when `dense_left`). Indices are
+// absolute, so a range at a time continues the output where the last one
+// ended (exec/whole_reduce.hpp folds a dense message piece by piece).
+// Returns the entries written (at most hi - lo).
 template <class IO, class IS, class T, class Op>
-std::size_t merge_dense_sparse(const T* __restrict d, std::size_t dim, const IS* __restrict si, const T* __restrict sv,
-                               std::size_t ns, bool dense_left, IO* __restrict oi, T* __restrict ov, const Op& op,
-                               const T& id_ref)
+std::size_t merge_dense_sparse(const T* __restrict d, std::size_t lo, std::size_t hi, const IS* __restrict si,
+                               const T* __restrict sv, std::size_t ns, bool dense_left, IO* __restrict oi,
+                               T* __restrict ov, const Op& op, const T& id_ref)
 {
     const T id = id_ref;
-    std::size_t n = 0, k = 0;
+    std::size_t n = 0, k = lo;
     auto gather_to = [&](std::size_t end) {
         for (; k < end; ++k) {
             oi[n] = static_cast<IO>(k);
@@ -459,15 +462,28 @@ std::size_t merge_dense_sparse(const T* __restrict d, std::size_t dim, const IS*
     for (std::size_t j = 0; j < ns; ++j) {
         const std::size_t at = as_unsigned(si[j]);
         gather_to(at);
-        const T x = d[at];
-        const T r = same_value(x, id) ? sv[j] : dense_left ? static_cast<T>(op(x, sv[j])) : static_cast<T>(op(sv[j], x));
+        const T x = d[at], y = sv[j];
+        // s may hold identities (a full input, unfiltered): absent as in d
+        const T r = same_value(x, id)   ? y
+                    : same_value(y, id) ? x
+                    : dense_left        ? static_cast<T>(op(x, y))
+                                        : static_cast<T>(op(y, x));
         oi[n] = static_cast<IO>(at);
         ov[n] = r;
-        n += !same_value(r, id) || same_value(x, id);
+        n += !same_value(r, id);
         k = at + 1;
     }
-    gather_to(dim);
+    gather_to(hi);
     return n;
+}
+
+// The whole array d[0, dim).
+template <class IO, class IS, class T, class Op>
+std::size_t merge_dense_sparse(const T* __restrict d, std::size_t dim, const IS* __restrict si, const T* __restrict sv,
+                               std::size_t ns, bool dense_left, IO* __restrict oi, T* __restrict ov, const Op& op,
+                               const T& id_ref)
+{
+    return merge_dense_sparse(d, std::size_t{0}, dim, si, sv, ns, dense_left, oi, ov, op, id_ref);
 }
 
 // The non-identity elements of x[0, n) as entries; returns their number.
@@ -526,7 +542,8 @@ std::size_t count_identities(const T* val, std::size_t n, const T& id) noexcept
 
 // The one check of a caller's entry list: indices strictly increasing, not
 // negative, below the dimension. Returns an empty string when they are, else
-// what is wrong; counts the stored identities (which the callers filter).
+// what is wrong; counts the stored identities (which the callers filter)
+// unless `identities` is null.
 template <class I, class T>
 std::string validate_entries(const I* idx, const T* val, std::size_t n, std::size_t dimension, std::size_t* identities,
                              const T& id)
@@ -542,7 +559,7 @@ std::string validate_entries(const I* idx, const T* val, std::size_t n, std::siz
         return "indices not strictly increasing at position " + std::to_string(k) + " (" + std::to_string(idx[k - 1]) +
                ", " + std::to_string(idx[k]) + ")";
     }
-    *identities = count_identities(val, n, id);
+    if (identities) *identities = count_identities(val, n, id);
     return {};
 }
 
