@@ -642,15 +642,18 @@ BOOST_AUTO_TEST_CASE(dense_whole_messages_folded_in_pieces)
 }
 
 // Inputs that list every index, some holding the identity (stored zeros)
-// or -0.0 (not the identity: a value, kept bit for bit): the executor
-// treats them as dense arrays, identities absent, without counting them.
+// or -0.0 (not the identity: a value, kept bit for bit): both executors
+// treat them as dense arrays, identities absent, without counting them
+// (whole messages under the adaptive wire, windows under a fixed one).
 // Sums of small integers, so every bracketing gives the same bits.
 BOOST_AUTO_TEST_CASE(full_inputs_with_stored_identities)
 {
     auto& comm = world();
     for (std::size_t n : {std::size_t{3000}, std::size_t{140001}})
-        for (const any_policy& pol : {any_policy(sr::policy::binomial{}), any_policy(sr::policy::chain{}),
-                                      any_policy(sr::policy::automatic{})})
+        for (const any_policy& pol :
+             {any_policy(sr::policy::binomial{}), any_policy(sr::policy::chain{}), any_policy(sr::policy::automatic{}),
+              any_policy(sr::policy::binomial{sr::wire::dense}), any_policy(sr::policy::two_tree{sr::wire::index_value}),
+              any_policy(sr::policy::chain{sr::wire::adaptive, 4096})})
             for (int root : roots()) {
                 auto value = [](std::size_t i, int r) {
                     const auto u = static_cast<int>(i % 97) + 3 * r;
@@ -694,6 +697,41 @@ BOOST_AUTO_TEST_CASE(full_inputs_with_stored_identities)
                 }
                 BOOST_TEST(all_ok(ok), "policy " << pol.index() << " root " << root << " n " << n);
             }
+}
+
+// Ranks passing different kinds of vectors: the root a dense array (the
+// windowed pipeline), the others every index as index/value (whole dense
+// messages in pieces). The root's windowed receive takes the first piece,
+// the rest are drained, and the call ends in the root's exception instead
+// of its children waiting forever on pieces nobody receives. The segment
+// is large enough for a piece: with smaller ones MPI itself refuses the
+// message (a truncation error).
+BOOST_AUTO_TEST_CASE(a_whole_message_into_a_windowed_stream_ends_in_an_exception)
+{
+    auto& comm = world();
+    if (comm.size() < 2) return;
+    const std::size_t n = std::size_t{1} << 18; // 2 MiB dense: 3 pieces
+    const sr::policy::binomial pol{sr::wire::adaptive, std::size_t{8} << 20};
+    for (int root : roots()) {
+        bool threw = false;
+        std::string what;
+        try {
+            if (comm.rank() == root) {
+                const std::vector<double> in(n, 1.0);
+                std::vector<double> out;
+                sr::reduce(comm, in, out, std::plus<>{}, root, pol);
+            } else {
+                sr::index_value_vector<double> in(n), out;
+                for (std::size_t i = 0; i < n; ++i) in.push_back(i, 1.0);
+                sr::reduce(comm, in, out, std::plus<>{}, root, pol);
+            }
+        } catch (const sr::error& e) {
+            threw = true;
+            what = e.what();
+        }
+        if (comm.rank() == root) BOOST_TEST((threw && what.find("malformed") != std::string::npos), what);
+        BOOST_TEST(good_reduce(sr::policy::binomial{}, root)); // nothing left queued
+    }
 }
 
 // A failure while a dense message's pieces arrive: the root's op throws in

@@ -20,6 +20,7 @@
 #include "../mpi/tags.hpp"
 #include "comm_state.hpp"
 #include "node_binding.hpp"
+#include "whole_transport.hpp"
 
 namespace sparse_reduce::detail {
 
@@ -36,15 +37,18 @@ void run_nodes(MPI_Comm comm, std::span<node_binding<Node>> nodes,
         slots += nodes[k].node->child_count() + 2;
     }
     std::pmr::vector<MPI_Request> req(slots, MPI_REQUEST_NULL, mem);
+    std::pmr::vector<std::byte*> received_into(slots, nullptr, mem);
     for (;;) {
         bool all_done = true;
         for (std::size_t k = 0; k < nodes.size(); ++k) {
             auto& [node, send_to, send_tag, recv_tag] = nodes[k];
             node->progress();
             for (std::size_t c = 0; c < node->child_count(); ++c)
-                if (auto slot = node->receive_slot(c))
+                if (auto slot = node->receive_slot(c)) {
+                    received_into[base[k] + c] = slot->data();
                     MPI_Irecv(slot->data(), static_cast<int>(slot->size()), MPI_BYTE, node->child_rank(c), recv_tag, comm,
                               &req[base[k] + c]);
+                }
             while (auto out = node->take_outgoing())
                 MPI_Isend(out->bytes.data(), static_cast<int>(out->bytes.size()), MPI_BYTE, send_to, send_tag, comm,
                           &req[base[k] + node->child_count() + static_cast<std::size_t>(out->buffer)]);
@@ -62,6 +66,8 @@ void run_nodes(MPI_Comm comm, std::span<node_binding<Node>> nodes,
         if (slot < node.child_count()) {
             int bytes = 0;
             MPI_Get_count(&status, MPI_BYTE, &bytes);
+            drain_whole_pieces(comm, node.child_rank(slot), nodes[k].recv_tag, received_into[static_cast<std::size_t>(index)],
+                               static_cast<std::size_t>(bytes));
             node.on_message(slot, static_cast<std::size_t>(bytes));
         } else {
             node.on_sent(static_cast<int>(slot - node.child_count()));

@@ -89,8 +89,9 @@ whole_timing time_whole_reduce(const tree& t, std::vector<whole_partial<T>> held
     const double dense_fold = net.gamma_dense * static_cast<double>(dimension);
     auto is_dense = [&](std::size_t n) { return n * (sizeof(std::uint32_t) + sizeof(T)) > dimension * sizeof(T); };
     // A child's message into rank r, r's clock at `now`: returns the new clock.
-    auto receive = [&](std::size_t r, std::size_t c, double now, bool left) {
+    auto receive = [&](std::size_t r, std::size_t c, double now, bool left, bool as_it_arrives = true) {
         const std::size_t bytes = whole_message_bytes<T>(held[c].idx, dimension);
+        const bool dense_message = is_dense(held[c].idx.size());
         const double begin = std::max(now, done[c]) + net.alpha;
         const double end = begin + net.beta * static_cast<double>(bytes);
         sent[c] = end;
@@ -109,7 +110,7 @@ whole_timing time_whole_reduce(const tree& t, std::vector<whole_partial<T>> held
         u.val.resize(n);
         const double fold = is_dense(cap) ? dense_fold : net.gamma * static_cast<double>(cap);
         held[r] = std::move(u);
-        if (bytes == dense_partial_bytes<T>(dimension) && bytes > whole_piece_bytes) { // folded as its pieces arrive
+        if (as_it_arrives && dense_message && bytes > whole_piece_bytes) { // folded as its pieces arrive
             const double pieces = std::ceil(static_cast<double>(bytes) / static_cast<double>(whole_piece_bytes));
             return std::max(end + fold / pieces, begin + net.beta * static_cast<double>(whole_piece_bytes) + fold);
         }
@@ -140,7 +141,8 @@ whole_timing time_whole_reduce(const tree& t, std::vector<whole_partial<T>> held
     double end = done[static_cast<std::size_t>(t.top)];
     if (t.top != t.destination) { // the top forwards the result; the destination sent its own part first
         held[dest] = {};             // then copies the message into the output (the receive's "fold")
-        end = receive(dest, static_cast<std::size_t>(t.top), t.parent[dest] >= 0 ? sent[dest] : done[dest], false);
+        end = receive(dest, static_cast<std::size_t>(t.top), t.parent[dest] >= 0 ? sent[dest] : done[dest], false,
+                      false); // received whole, then written out
     }
     // A dense output is filled with the identity and the result scattered in:
     // one pass over the dimension (a sparse one took the last fold).

@@ -47,6 +47,24 @@ struct whole_result {
     }
 };
 
+// The rest of a whole message whose first piece (buf, bytes) arrived where
+// a windowed stream was expected (ranks passing different kinds of
+// vectors): received into buf piece by piece and dropped, so its sender is
+// not left waiting; the windowed node then reports the first as malformed.
+inline void drain_whole_pieces(MPI_Comm comm, int from, int tag, std::byte* buf, std::size_t bytes)
+{
+    partial_header h;
+    if (bytes < sizeof h) return;
+    std::memcpy(&h, buf, sizeof h);
+    if (h.magic != partial_header::magic_value || h.total_bytes <= bytes ||
+        !(bytes == max_piece_bytes || (h.flags == partial_header::dense_form && bytes == whole_piece_bytes)))
+        return;
+    for (std::size_t got = bytes; got < h.total_bytes; got += bytes)
+        mpi_check(MPI_Recv(buf, static_cast<int>(std::min(bytes, h.total_bytes - got)), MPI_BYTE, from, tag, comm,
+                           MPI_STATUS_IGNORE),
+                  "MPI_Recv");
+}
+
 // Pieces in flight: the sender's keep the link busy across the rendezvous
 // handshake of each (TCP: a piece's data waits for the receiver's answer),
 // the receiver's let the next pieces arrive while it folds one.

@@ -159,7 +159,9 @@ local_counts count_locally(const In& in, std::size_t dimension, const T& id, boo
     if constexpr (R::kind == repr_kind::index_value) {
         // O(entries), not O(dimension): the histogram straight from the
         // indices (the windows' counts, if wanted, come from make_own_input).
-        lc.stats = local_stats(entries, dimension, false, {}, 1);
+        // Entries at every index are read as a dense array (make_own_input,
+        // exec/program_input.hpp), so the model prices them as one.
+        lc.stats = local_stats(entries, dimension, dimension > 0 && R::indices(in).size() == dimension, {}, 1);
         if (count && dimension)
             for (const auto i : R::indices(in))
                 if (static_cast<std::size_t>(i) < dimension)
