@@ -31,6 +31,7 @@
 
 #include "../error.hpp"
 #include "../kernel/merge_arrays.hpp"
+#include "../mpi/bytes.hpp"
 
 namespace sparse_reduce::detail {
 
@@ -96,6 +97,22 @@ template <class T>
 constexpr std::size_t dense_partial_bytes(std::size_t dimension)
 {
     return partial_header_bytes + dimension * sizeof(T);
+}
+
+// The dense form's layout for a dimension: every element, behind the header.
+template <class T>
+constexpr bool dense_layout(const partial_header& h, std::size_t dimension)
+{
+    return h.count == dimension && h.value_offset == partial_header_bytes &&
+           h.total_bytes == dense_partial_bytes<T>(dimension);
+}
+
+// Whether more pieces follow a message's first (bytes): pieces of 1 GiB, or
+// of whole_piece_bytes for the dense form; total_bytes says how many.
+constexpr bool pieces_follow(const partial_header& h, std::size_t bytes)
+{
+    return h.magic == partial_header::magic_value && h.total_bytes > bytes &&
+           (bytes == max_piece_bytes || (h.flags == partial_header::dense_form && bytes == whole_piece_bytes));
 }
 
 // Writes n sorted indices as their low 16 bits into `to` and the (window,
@@ -236,8 +253,7 @@ partial_view<T, I> parse_partial(std::byte* msg, std::size_t bytes, std::size_t 
     v.dense = h.flags & partial_header::dense_form;
     v.n = h.count;
     if (v.dense) {
-        if (h.count != dimension || h.value_offset != partial_header_bytes || bytes != dense_partial_bytes<T>(dimension))
-            fail("malformed message: dense form of the wrong size");
+        if (!dense_layout<T>(h, dimension)) fail("malformed message: dense form of the wrong size");
         v.val = reinterpret_cast<T*>(msg + h.value_offset);
         return v;
     }

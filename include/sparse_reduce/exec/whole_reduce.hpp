@@ -154,8 +154,7 @@ private:
         partial_header h;
         std::memcpy(&h, p.buf, sizeof h);
         return p.bytes < p.total && h.magic == partial_header::magic_value && h.flags == partial_header::dense_form &&
-               h.dimension == dim_ && h.count == dim_ && h.value_offset == partial_header_bytes &&
-               h.total_bytes == dense_partial_bytes<T>(dim_);
+               h.dimension == dim_ && dense_layout<T>(h, dim_);
     }
 
     void send_error(int to, int tag)

@@ -56,9 +56,7 @@ inline void drain_whole_pieces(MPI_Comm comm, int from, int tag, std::byte* buf,
     partial_header h;
     if (bytes < sizeof h) return;
     std::memcpy(&h, buf, sizeof h);
-    if (h.magic != partial_header::magic_value || h.total_bytes <= bytes ||
-        !(bytes == max_piece_bytes || (h.flags == partial_header::dense_form && bytes == whole_piece_bytes)))
-        return;
+    if (!pieces_follow(h, bytes)) return;
     for (std::size_t got = bytes; got < h.total_bytes; got += bytes)
         mpi_check(MPI_Recv(buf, static_cast<int>(std::min(bytes, h.total_bytes - got)), MPI_BYTE, from, tag, comm,
                            MPI_STATUS_IGNORE),
@@ -131,8 +129,7 @@ public:
             drain_stream(from, tag, buf, bytes); // a windowed stream: take it all, so nothing stays queued
             return {buf, bytes, bytes};
         }
-        if (h.total_bytes > bytes &&
-            (bytes == max_piece_bytes || (h.flags == partial_header::dense_form && bytes == whole_piece_bytes)))
+        if (pieces_follow(h, bytes))
             return {ws_.get<std::byte>(static_cast<std::size_t>(slot), h.total_bytes), bytes, h.total_bytes}; // keeps the first
         return {buf, bytes, bytes};
     }
