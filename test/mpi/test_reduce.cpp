@@ -767,3 +767,93 @@ BOOST_AUTO_TEST_CASE(failures_in_a_dense_message_s_pieces_end_in_exceptions)
         BOOST_TEST(good_reduce(sr::policy::binomial{}, root));
     }
 }
+
+// The windowed root writes an index/value output straight into the
+// caller's arrays as its windows fold (one tree), growing them from one
+// window's room when it holds nothing itself, or stages two trees' windows
+// and merges them. Outputs reused from larger and smaller results, 32- and
+// 64-bit indices. A failure part-way through leaves the root's output
+// empty, not half written, on the windows and on whole messages.
+BOOST_AUTO_TEST_CASE(windowed_roots_write_sparse_outputs_in_place)
+{
+    auto& comm = world();
+    const std::size_t n = 30001;
+    const std::plus<> op;
+    const any_policy pols[] = {sr::policy::binomial{sr::wire::index_value, 4096}, sr::policy::chain{sr::wire::dense, 0},
+                               sr::policy::two_tree{sr::wire::index_value, 2048}, sr::policy::binary{}};
+    for (const auto& pol : pols)
+        for (int root : roots())
+            for (const double density : {0.3, 1.0})
+                for (const bool root_empty : {false, true}) {
+                    auto input = [&](int r) {
+                        if (root_empty && r == root) return std::vector<double>(n, 0.0);
+                        return input_of<double>(r, comm.size(), n, density, pattern::uniform, op, 41);
+                    };
+                    std::vector<double> want(n, 0.0);
+                    for (int r = 0; r < comm.size(); ++r) want = dense_fold(want, input(r), op);
+                    const auto mine = input(comm.rank());
+                    Eigen::SparseVector<double> ein, eout(static_cast<Eigen::Index>(n));
+                    sr::convert_into(ein, mine);
+                    for (Eigen::Index i = 0; i < static_cast<Eigen::Index>(n); i += 2) eout.insertBack(i) = -3.0; // stale
+                    sr::index_value_vector<double, std::uint64_t> wide;
+                    wide.reset(n);
+                    wide.push_back(5, -1.0); // stale
+                    std::visit([&](const auto& p) {
+                        sr::reduce(comm, ein, eout, op, root, p);
+                        sr::reduce(comm, sr::to_index_value(mine), wide, op, root, p);
+                    }, pol);
+                    const std::string ctx = std::string("policy ") + std::to_string(pol.index()) + " root " +
+                                            std::to_string(root) + " density " + std::to_string(density) +
+                                            (root_empty ? " root empty" : "");
+                    BOOST_TEST(all_ok(comm.rank() != root ||
+                                      (matches(sr::to_dense(eout), want) &&
+                                       matches(sr::to_dense(wide), want))),
+                               ctx);
+                    // a smaller result into the same output
+                    const auto sparse_in = input_of<double>(comm.rank(), comm.size(), n, 0.001, pattern::zipf, op, 43);
+                    sr::convert_into(ein, sparse_in);
+                    std::visit([&](const auto& p) { sr::reduce(comm, ein, eout, op, root, p); }, pol);
+                    BOOST_TEST(all_ok(comm.rank() != root ||
+                                      matches(sr::to_dense(eout),
+                                              serial_fold<double>(comm.size(), n, 0.001, pattern::zipf, op, 43))),
+                               ctx << ", then a smaller result");
+                }
+    // the output is the root's input: its entries are read as the windows fold
+    for (const auto& pol : pols)
+        for (int root : roots()) {
+            const auto mine = input_of<double>(comm.rank(), comm.size(), n, 0.6, pattern::uniform, op, 45);
+            Eigen::SparseVector<double> y;
+            sr::convert_into(y, mine);
+            std::visit([&](const auto& p) { sr::reduce(comm, y, y, op, root, p); }, pol);
+            BOOST_TEST(all_ok(comm.rank() != root ||
+                              matches(sr::to_dense(y), serial_fold<double>(comm.size(), n, 0.6, pattern::uniform, op, 45))),
+                       "in place, policy " << pol.index() << " root " << root);
+        }
+    // the op throws on the root after its first windows are written
+    if (comm.size() < 2) return;
+    for (const auto& pol : pols)
+        for (int root : roots()) {
+            const auto mine = input_of<double>(comm.rank(), comm.size(), n, 1.0, pattern::uniform, op, 47);
+            Eigen::SparseVector<double> ein, eout(static_cast<Eigen::Index>(n));
+            sr::convert_into(ein, mine);
+            eout.insertBack(3) = -3.0;
+            long calls = 0;
+            const int me = comm.rank();
+            const auto late = sr::make_op(
+                [&calls, me, root](double a, double b) -> double {
+                    if (me == root && ++calls > 10000) throw std::runtime_error("late failure");
+                    return a + b;
+                },
+                0.0, sr::commutative);
+            bool threw = false;
+            try {
+                std::visit([&](const auto& p) { sr::reduce(comm, ein, eout, late, root, p); }, pol);
+            } catch (const sr::error&) {
+                threw = true;
+            }
+            BOOST_TEST(all_ok(me != root || (threw && eout.nonZeros() == 0 && eout.size() == static_cast<Eigen::Index>(n))),
+                       "policy " << pol.index() << " root " << root << ": threw " << threw << ", "
+                                 << eout.nonZeros() << " entries left");
+            BOOST_TEST(good_reduce(sr::policy::binomial{}, root));
+        }
+}

@@ -2,6 +2,7 @@
 
 #include "../support/reference.hpp"
 
+#include <sparse_reduce/kernel/gather_entries.hpp>
 #include <sparse_reduce/kernel/merge_arrays.hpp>
 
 #include <cstdint>

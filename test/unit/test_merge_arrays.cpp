@@ -5,6 +5,7 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <sparse_reduce/kernel/gather_entries.hpp>
 #include <sparse_reduce/kernel/merge_arrays.hpp>
 #include <sparse_reduce/op/builtin.hpp>
 
@@ -325,6 +326,60 @@ BOOST_AUTO_TEST_CASE(dense_fold_keeps_present_values_bit_for_bit)
     check_dense_fold<float>(std::plus<>{});
     check_dense_fold<float>(sr::min{});
     check_dense_fold<float>(sr::max{});
+}
+
+// gather_entries against a plain loop: arrays with clean blocks (copied by
+// copy_clean_blocks), holes at every position of a block, -0.0 beside a +0.0
+// identity (equal as numbers, not as bits: present), NaNs, a NaN identity,
+// integers, 32- and 64-bit indices and an index base.
+template <class IO, class T>
+void check_gather(const T id, std::uint64_t seed)
+{
+    std::mt19937_64 g(seed);
+    for (const std::size_t n : {0, 1, 7, 8, 63, 64, 65, 1000, 4099}) {
+        for (const int pattern : {0, 1, 2, 3, 4}) {
+            std::vector<T> x(n);
+            for (std::size_t i = 0; i < n; ++i) {
+                x[i] = static_cast<T>(1 + static_cast<int>(i % 97));
+                const bool hole = pattern == 1 ? g() % 50 == 0 : pattern == 2 ? g() % 2 == 0 : pattern == 3 && i % 300 == 17;
+                if (hole) x[i] = id;
+                if constexpr (std::is_floating_point_v<T>) {
+                    if (pattern == 4 && i % 13 == 5) x[i] = -x[i] * T(0); // -0.0 or +0.0 times a sign
+                    if (pattern == 4 && i % 31 == 7) x[i] = std::numeric_limits<T>::quiet_NaN();
+                }
+            }
+            if (n > 2 && pattern == 3) x[n - 1] = x[n - 2] = id; // trailing identities
+            const std::size_t base = pattern * 1000;
+            std::vector<IO> want_i;
+            std::vector<T> want_v;
+            for (std::size_t i = 0; i < n; ++i)
+                if (!same_bits(x[i], id)) want_i.push_back(static_cast<IO>(base + i)), want_v.push_back(x[i]);
+            std::vector<IO> idx(want_i.size() + 1, IO(12345));
+            std::vector<T> val(want_v.size() + 1, T(-7));
+            const std::size_t m = sr::detail::gather_entries(x.data(), n, idx.data(), val.data(), id, base);
+            BOOST_TEST_REQUIRE(m == want_i.size(), "n " << n << " pattern " << pattern);
+            for (std::size_t k = 0; k < m; ++k) {
+                BOOST_TEST(idx[k] == want_i[k]);
+                BOOST_TEST(same_bits(val[k], want_v[k]), "entry " << k);
+            }
+            BOOST_TEST(idx[m] == IO(12345)); // nothing written past the entries
+            BOOST_TEST(same_bits(val[m], T(-7)));
+        }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(gather_entries_copies_clean_blocks_and_keeps_the_identity_law)
+{
+    check_gather<std::uint32_t, double>(0.0, 1);
+    check_gather<std::uint64_t, double>(0.0, 2);
+    check_gather<std::uint32_t, float>(0.0f, 3);
+    check_gather<std::uint64_t, float>(1.0f, 4); // the identity of *
+    check_gather<std::uint32_t, double>(std::numeric_limits<double>::infinity(), 5);
+    check_gather<std::uint32_t, double>(std::numeric_limits<double>::quiet_NaN(), 6); // no block is clean
+    check_gather<std::uint32_t, std::int64_t>(0, 7);
+    check_gather<std::uint64_t, std::uint32_t>(0xffffffffu, 8);
+    check_gather<std::uint16_t, double>(0.0, 9); // 8 indices a vector, 8 values a block
+    check_gather<std::uint8_t, double>(0.0, 10); // 16 indices a vector: no block copy
 }
 
 BOOST_AUTO_TEST_SUITE_END()

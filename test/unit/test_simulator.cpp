@@ -2,11 +2,14 @@
 
 #include "../support/reference.hpp"
 
+#include <sparse_reduce/op/make_op.hpp>
+
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <functional>
 #include <span>
+#include <stdexcept>
 #include <variant>
 #include <vector>
 
@@ -162,6 +165,46 @@ BOOST_AUTO_TEST_CASE(sparse_inputs_travel_whole_as_the_executor_sends_them)
     const std::size_t quarter = n / 4, half = n / 2;
     auto sparse_bytes = [](std::size_t k) { return 64 + 8 * k + 2 * k + 8; };
     BOOST_TEST(chain.bytes_total == sparse_bytes(quarter) + sparse_bytes(half) + (64 + 8 * n));
+}
+
+// The root writes an index/value output in place as its windows fold, but
+// not where the output is one of the inputs (its entries are still to be
+// read: the root's own, or in the simulator any rank's); a failure leaves
+// the output empty, never holding what was written before the throw.
+BOOST_AUTO_TEST_CASE(sparse_outputs_in_place_but_not_over_an_input)
+{
+    const std::size_t n = 50000;
+    std::vector<sr::index_value_vector<double>> in;
+    std::vector<double> want(n, 0.0);
+    for (int r = 0; r < 3; ++r) {
+        std::mt19937_64 rng(static_cast<unsigned>(r) + 11u);
+        const auto d = random_dense<double>(rng, n, 0.6, std::plus<>{});
+        want = dense_fold(want, d, std::plus<>{});
+        in.push_back(sr::to_index_value(d));
+    }
+    const sr::policy::binomial pol{.wire = sr::wire::index_value, .segment_bytes = 4096};
+    for (std::size_t as : {0, 1, 2}) { // the output is input `as`, the root rank 0
+        auto copy = in;
+        std::vector<const sr::index_value_vector<double>*> ptrs;
+        for (const auto& v : copy) ptrs.push_back(&v);
+        sr::simulate_reduce(std::span<const sr::index_value_vector<double>* const>(ptrs), copy[as], std::plus<>{}, 0, pol);
+        BOOST_TEST(first_difference(sr::to_dense(copy[as]), want) == -1, "output = input " << as);
+    }
+    sr::index_value_vector<double> out(n);
+    out.push_back(7, 1.0);
+    sr::simulate_reduce(std::span<const sr::index_value_vector<double>>(in), out, std::plus<>{}, 0, pol);
+    BOOST_TEST(first_difference(sr::to_dense(out), want) == -1);
+    // the op throws after the root's first windows are written
+    long calls = 0;
+    const auto late = sr::make_op(
+        [&calls](double a, double b) -> double {
+            if (++calls > 20000) throw std::runtime_error("late failure");
+            return a + b;
+        },
+        0.0, sr::commutative);
+    BOOST_CHECK_THROW(sr::simulate_reduce(std::span<const sr::index_value_vector<double>>(in), out, late, 0, pol),
+                      sr::error);
+    BOOST_TEST(out.nnz() == 0u);
 }
 
 BOOST_AUTO_TEST_CASE(a_dense_whole_message_is_folded_as_its_pieces_arrive)

@@ -286,34 +286,38 @@ private:
         std::pmr::vector<std::uint32_t> window_counts(lease.resource());
         std::optional<own_t> own;
         const bool destination = me == root_;
-        T* dense_out = nullptr;
+        detail::root_output<T> result;
         // Checked inside the failure protocol: a bad input or output fails
         // the call on every rank that must know, with nothing left queued.
         if (local_failure.empty()) {
             try {
-                own.emplace(detail::make_own_input(in, cfg, id, counts_windows<In, Out>(sched), window_counts,
-                                                   counts.blocks, detail::stats_grain));
-                if constexpr (RO::kind == repr_kind::dense)
-                    if (destination) dense_out = RO::output(out, dimension_).data();
+                own.emplace(detail::make_own_input(in, cfg, id, detail::counts_windows<In, Out>(sched, me, root_),
+                                                   window_counts, counts.blocks, detail::stats_grain));
+                if (destination) result = detail::make_root_output<T>(out, detail::same_object(in, out), sched, *own);
             } catch (...) {
                 local_failure = detail::unprefixed(detail::current_exception_text());
             }
         }
         if (!local_failure.empty()) own.emplace(own_t{nullptr, detail::empty_reader<reader_t>(id), {}});
-        detail::rank_program<T, Op, reader_t> program(sched.trees, me, cfg, op, *own, dense_out, *pools_, local_failure,
-                                                      lease.resource());
-        detail::run_nodes(private_, program.bindings(), lease.resource());
+        try {
+            detail::rank_program<T, Op, reader_t> program(sched.trees, me, cfg, op, *own, result, *pools_,
+                                                          local_failure, lease.resource());
+            detail::run_nodes(private_, program.bindings(), lease.resource());
 
-        report rep;
-        rep.algorithm = describe_once(sched, false);
-        rep.reason = report_text(memo_->reason);
-        rep.bytes_sent = program.bytes_sent();
-        rep.bytes_received = program.bytes_received();
-        rep.messages_sent = program.messages_sent();
-        program.throw_if_failed(destination);
-        if constexpr (RO::kind != repr_kind::dense)
-            if (destination) program.write_sparse_output(out, dimension_, id);
-        return rep;
+            report rep;
+            rep.algorithm = describe_once(sched, false);
+            rep.reason = report_text(memo_->reason);
+            rep.bytes_sent = program.bytes_sent();
+            rep.bytes_received = program.bytes_received();
+            rep.messages_sent = program.messages_sent();
+            if constexpr (RO::kind != repr_kind::dense)
+                if (destination) program.write_sparse_output(out, dimension_, id); // emptied if the call failed
+            program.throw_if_failed(destination);
+            return rep;
+        } catch (...) {
+            if (destination) detail::clear_root_output(out);
+            throw;
+        }
     }
 
     // This rank's statistics for a call that measures (count), else its
@@ -333,26 +337,6 @@ private:
             }
         }
         return detail::count_locally(in, dimension_, id, count);
-    }
-
-    // Whether this rank's windows need its input's entry counts. A dense
-    // input needs none where every window of it goes one way: on the
-    // destination of a dense output (all fold densely) and on a leaf of every
-    // tree (the encoder reads it as it is). That saves a scan of the whole
-    // input on both ranks of a drop-in at P = 2.
-    template <class In, class Out>
-    bool counts_windows(const schedule& sched) const
-    {
-        constexpr bool dense_in = repr_traits<std::remove_cvref_t<In>>::kind == repr_kind::dense;
-        constexpr bool dense_out = repr_traits<std::remove_cvref_t<Out>>::kind == repr_kind::dense;
-        if constexpr (!dense_in) {
-            return true;
-        } else {
-            const bool destination = rank_ == root_;
-            const bool leaf = std::ranges::all_of(
-                sched.trees, [&](const tree& t) { return t.children[static_cast<std::size_t>(rank_)].empty(); });
-            return !((dense_out && destination) || (leaf && !destination));
-        }
     }
 
     reduce_plan(const boost::mpi::communicator& comm, int root, std::size_t dimension,
@@ -417,8 +401,12 @@ private:
                                                               local_failure)
                  : detail::run_whole_reduce<std::uint32_t, T>(private_, t, rank_, dimension_, in, out, op, *whole_,
                                                               local_failure);
-        if (r.failed && (rank_ == root_ || r.detected))
+        if (r.failed && (rank_ == root_ || r.detected)) {
+            // the root's index/value output may hold part of a fold: left empty
+            if constexpr (repr_traits<Out>::kind == repr_kind::index_value)
+                if (rank_ == root_) repr_traits<Out>::commit_output(out, 0);
             detail::fail("reduce failed on rank " + std::to_string(r.failed->rank) + ": " + r.failed->text);
+        }
         report rep;
         rep.algorithm = describe_once(sched, true);
         rep.reason = report_text(memo_->reason);

@@ -5,7 +5,9 @@
 // Boost.MPI executor and for the simulator, which differ only in how they
 // move the messages.
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <memory_resource>
 #include <optional>
 #include <span>
@@ -17,6 +19,7 @@
 #include "../mpi/tags.hpp"
 #include "node_binding.hpp"
 #include "reduce_node.hpp"
+#include "root_output.hpp"
 
 namespace sparse_reduce::detail {
 
@@ -29,22 +32,29 @@ class rank_program {
 public:
     using node_t = reduce_node<T, Op, Reader>;
 
-    // dense_out: the root's dense output (nullptr when the output is sparse
-    // or this rank is not the root); pools: pools_per_tree per tree (its node,
-    // its forward receiver, its result staging), kept by the caller; mem: the call's
-    // bookkeeping (exec/call_arena.hpp). The trees must outlive the program.
+    // out: the root's output (nothing on other ranks): its dense array, or
+    // the caller's index and value arrays (caller_output), which one tree
+    // writes as it folds; two trees stage their entries instead
+    // (write_sparse_output merges them). pools: pools_per_tree per tree (its
+    // node, its forward receiver, its result staging), kept by the caller;
+    // mem: the call's bookkeeping (exec/call_arena.hpp). The trees must
+    // outlive the program.
     rank_program(const std::vector<tree>& trees, int me, const stream_config& cfg, const Op& op,
-                 const own_input<T, Reader>& own, T* dense_out, std::vector<node_buffers>& pools,
+                 const own_input<T, Reader>& own, const root_output<T>& out, std::vector<node_buffers>& pools,
                  const std::string& local_failure, std::pmr::memory_resource* mem = std::pmr::get_default_resource())
-        : owns_(trees.size(), own, mem), results_(trees.size(), mem), tree_nodes_(trees.size(), mem),
-          forward_nodes_(trees.size(), mem), tops_(trees.size(), mem), bindings_(mem)
+        : windows_(cfg.windows()), owns_(trees.size(), own, mem), results_(trees.size(), mem),
+          tree_nodes_(trees.size(), mem), forward_nodes_(trees.size(), mem), tops_(trees.size(), mem), bindings_(mem)
     {
         const std::size_t n = trees.size();
         if (pools.size() < pools_per_tree * n) pools.resize(pools_per_tree * n);
         bindings_.reserve(2 * n); // per tree its node, perhaps a forward receiver
         for (std::size_t k = 0; k < n; ++k) {
-            results_[k].dense = dense_out;
-            results_[k].staging = &pools[pools_per_tree * k + result_pool];
+            if (n == 1 && out.in_caller) {
+                results_[k] = out;
+            } else if (trees[k].destination == me) { // (elsewhere no output is written)
+                results_[k] = staged_output<T>(pools[pools_per_tree * k + result_pool], cfg.windows() / n + 1);
+                results_[k].dense = out.dense;
+            }
         }
         for (std::size_t k = 0; k < n; ++k) {
             const tree& t = trees[k];
@@ -77,6 +87,11 @@ public:
     std::size_t dense_work() const { return sum(&node_t::dense_work); }
     std::size_t sparse_work() const { return sum(&node_t::sparse_work); }
 
+    bool failed() const
+    {
+        return std::ranges::any_of(bindings_, [](const auto& b) { return b.node->failed(); });
+    }
+
     // Throws on the root, and on the rank that detected a failure.
     void throw_if_failed(bool root) const
     {
@@ -87,32 +102,53 @@ public:
             }
     }
 
-    // The root's result into a sparse output: the trees' entries merged back
-    // into index order (a dense output was written in place).
+    // The root's result into a sparse output (a dense output was written in
+    // place): the entries written into the caller's arrays kept, or the
+    // trees' staged windows interleaved back into index order. Where the call
+    // failed (throw_if_failed says why) an index/value output is left empty,
+    // never half written, and any other untouched.
     template <class Out>
     void write_sparse_output(Out& out, std::size_t dimension, const T& id)
     {
+        using R = repr_traits<Out>;
+        if (failed()) {
+            if constexpr (R::kind == repr_kind::index_value) R::commit_output(out, 0);
+            return;
+        }
+        if constexpr (writable_in_place<Out>)
+            if (results_.size() == 1 && results_.front().in_caller) {
+                R::commit_output(out, results_.front().size);
+                return;
+            }
+        // Window w is tree (w mod trees)'s run w / trees: the runs in window
+        // order are the entries in index order.
         std::size_t total = 0;
         for (const auto& r : results_) total += r.size;
-        write_through_sink(out, dimension, total, id, [&](auto& sink) {
-            if (results_.size() == 1) { // one tree: its entries are in order already
-                const auto& r = results_.front();
-                for (std::size_t k = 0; k < r.size; ++k) sink.put(r.indices[k], r.values[k]);
-                return sink.finish();
+        const std::size_t trees = results_.size(), windows = windows_;
+        auto each_run = [&](auto&& f) {
+            for (std::size_t w = 0; w < windows; ++w) {
+                const auto& r = results_[w % trees];
+                if (w / trees >= r.runs) continue; // (no window: an empty output)
+                const auto [b, e] = r.run(w / trees);
+                f(static_cast<const std::uint64_t*>(r.index) + b, r.values + b, e - b);
             }
-            std::pmr::vector<std::size_t> at(results_.size(), 0, results_.get_allocator());
-            for (;;) {
-                std::size_t pick = results_.size();
-                for (std::size_t k = 0; k < results_.size(); ++k)
-                    if (at[k] < results_[k].size &&
-                        (pick == results_.size() || results_[k].indices[at[k]] < results_[pick].indices[at[pick]]))
-                        pick = k;
-                if (pick == results_.size()) break;
-                sink.put(results_[pick].indices[at[pick]], results_[pick].values[at[pick]]);
-                ++at[pick];
-            }
-            sink.finish();
-        });
+        };
+        if constexpr (R::kind == repr_kind::index_value) {
+            const auto slots = R::begin_output(out, dimension, total);
+            std::size_t n = 0;
+            each_run([&](const std::uint64_t* idx, const T* val, std::size_t m) {
+                copy_entries(idx, val, m, slots.index + n, slots.value + n);
+                n += m;
+            });
+            R::commit_output(out, n);
+        } else {
+            write_through_sink(out, dimension, total, id, [&](auto& sink) {
+                each_run([&](const std::uint64_t* idx, const T* val, std::size_t m) {
+                    for (std::size_t k = 0; k < m; ++k) sink.put(idx[k], val[k]);
+                });
+                sink.finish();
+            });
+        }
     }
 
 private:
@@ -123,6 +159,7 @@ private:
         return s;
     }
 
+    std::size_t windows_;                         // the call's, over all trees
     std::pmr::vector<own_input<T, Reader>> owns_; // each tree reads its own windows
     std::pmr::vector<root_output<T>> results_;    // one per tree: they hold alternate windows
     std::pmr::vector<std::optional<node_t>> tree_nodes_, forward_nodes_;

@@ -48,6 +48,7 @@
 #include "../wire/block.hpp"
 #include "message.hpp"
 #include "node_buffers.hpp"
+#include "root_output.hpp"
 
 namespace sparse_reduce::detail {
 
@@ -117,25 +118,6 @@ struct own_input {
         if (dense) return f(dense_reader<T>({dense + lo, len}, id));
         while (!reader.done() && reader.index() < lo) reader.next();
         f(window_reader<Reader>{&reader, lo, lo + len});
-    }
-};
-
-// The root's result: the caller's dense array, or sorted entries to convert,
-// staged in memory kept across calls (slots 0 and 1 of `staging`).
-template <class T>
-struct root_output {
-    T* dense = nullptr;
-    node_buffers* staging = nullptr;
-    std::size_t* indices = nullptr;
-    T* values = nullptr;
-    std::size_t size = 0, capacity = 0;
-
-    void reserve(std::size_t n) // keeps the entries staged so far
-    {
-        if (n <= capacity) return;
-        capacity = std::max(2 * capacity, n);
-        indices = staging->get<std::size_t>(0, capacity);
-        values = staging->get<T>(1, capacity);
     }
 };
 
@@ -479,8 +461,11 @@ private:
         for (std::size_t c = self; c-- > 0;) apply(c, true);
         flush_own();
         fill();
-        if (shape_.sends) emit(dense_reader<T>({acc, len}, id_), len);
-        else if (!to_dense_output) append_output(dense_reader<T>({acc, len}, id_), lo);
+        if (shape_.sends) {
+            emit(dense_reader<T>({acc, len}, id_), len);
+        } else if (!to_dense_output) {
+            sparse_work_ += out_->append_dense(acc, len, lo, id_); // the model's count: entries written
+        }
     }
 
     void fold_sparse(std::size_t lo, std::size_t len, bool has_own)
@@ -517,8 +502,12 @@ private:
             own_->visit_window(lo, len, id_, [&](auto r) { drain(r, sink); });
             scratch_[cur].n = sink.count();
         }
-        if (shape_.sends) emit(scratch_[cur].reader(), len);
-        else append_output(scratch_[cur].reader(), lo);
+        if (shape_.sends) {
+            emit(scratch_[cur].reader(), len);
+        } else {
+            sparse_work_ += scratch_[cur].n;
+            out_->append_entries(scratch_[cur].idx, scratch_[cur].val, scratch_[cur].n, lo);
+        }
     }
 
     template <class Reader>
@@ -532,23 +521,6 @@ private:
         const bool full = building_size_ - message_header_bytes >= cfg_.segment_bytes ||
                           building_windows_ * cfg_.window * sizeof(T) >= pipeline_input_bytes;
         if (full && next_window_ < cfg_.windows()) seal(false); // the last window goes with the end
-    }
-
-    template <class Reader>
-    void append_output(Reader r, std::size_t lo)
-    {
-        std::size_t most = 0; // entries this window can add: reserve once, not per entry
-        if constexpr (requires { r.source(); }) most = r.source().size();
-        else most = r.n - r.k;
-        out_->reserve(out_->size + most);
-        std::size_t n = out_->size;
-        for (; !r.done(); r.next()) {
-            ++sparse_work_;
-            if (same_value(static_cast<T>(r.value()), id_)) continue;
-            out_->indices[n] = lo + r.index();
-            out_->values[n++] = r.value();
-        }
-        out_->size = n;
     }
 
     // ---- failure ----

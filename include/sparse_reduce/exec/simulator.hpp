@@ -343,62 +343,76 @@ simulation_result simulate_reduce(std::span<const In* const> inputs, Out& out, c
 
     using reader_t = decltype(detail::make_reader(*inputs[0], id));
     using program_t = detail::rank_program<T, Op, reader_t>;
-    T* dense_out = nullptr;
-    if constexpr (RO::kind == repr_kind::dense) dense_out = RO::output(out, dim).data();
     std::vector<std::vector<detail::node_buffers>> pools(static_cast<std::size_t>(p));
     std::vector<std::vector<std::uint32_t>> window_counts(static_cast<std::size_t>(p));
-    std::vector<std::unique_ptr<program_t>> programs;
+    std::vector<detail::own_input<T, reader_t>> owns;
     for (int r = 0; r < p; ++r) {
         const In& in = *inputs[static_cast<std::size_t>(r)];
-        const bool ok = dimension(in) == dim;
-        programs.push_back(std::make_unique<program_t>(
-            sched.trees, r, cfg, op,
-            detail::make_own_input(in, cfg, id, ok, window_counts[static_cast<std::size_t>(r)],
-                                   call.blocks[static_cast<std::size_t>(r)], detail::stats_grain),
-            r == root ? dense_out : nullptr,
-            pools[static_cast<std::size_t>(r)],
-            ok ? std::string() : "dimension mismatch: rank " + std::to_string(r) + " has dimension " +
-                                     std::to_string(dimension(in)) + ", others " + std::to_string(dim)));
+        owns.push_back(detail::make_own_input(in, cfg, id, dimension(in) == dim,
+                                              window_counts[static_cast<std::size_t>(r)],
+                                              call.blocks[static_cast<std::size_t>(r)], detail::stats_grain));
     }
+    // the root's output once every input has been read
+    const bool out_is_an_input =
+        std::ranges::any_of(inputs, [&](const In* in) { return detail::same_object(*in, out); });
+    const detail::root_output<T> result =
+        detail::make_root_output<T>(out, out_is_an_input, sched, owns[static_cast<std::size_t>(root)]);
+    try {
+        std::vector<std::unique_ptr<program_t>> programs;
+        for (int r = 0; r < p; ++r) {
+            const In& in = *inputs[static_cast<std::size_t>(r)];
+            const bool ok = dimension(in) == dim;
+            programs.push_back(std::make_unique<program_t>(
+                sched.trees, r, cfg, op, owns[static_cast<std::size_t>(r)],
+                r == root ? result : detail::root_output<T>{},
+                pools[static_cast<std::size_t>(r)],
+                ok ? std::string() : "dimension mismatch: rank " + std::to_string(r) + " has dimension " +
+                                         std::to_string(dimension(in)) + ", others " + std::to_string(dim)));
+        }
 
-    // Each rank starts after automatic's allreduce, per call of a plan that
-    // repeats it every remeasure_every calls (the steady state a benchmark
-    // of a plan sees), and the scan of its input.
-    double before = call.stats ? detail::stats_allreduce_time(p, net) : 0;
-    if constexpr (std::is_same_v<Policy, policy::automatic>)
-        if (policy.remeasure_every > 0) before /= policy.remeasure_every;
-    std::vector<double> start(static_cast<std::size_t>(p));
-    for (int r = 0; r < p; ++r) {
-        const In& in = *inputs[static_cast<std::size_t>(r)];
-        start[static_cast<std::size_t>(r)] = before + (RI::kind == repr_kind::dense
-                                                           ? net.gamma_dense * static_cast<double>(dimension(in))
-                                                           : net.gamma * static_cast<double>(stored_entries(in)));
-    }
-    detail::modelled_machine<program_t> machine(programs, net);
-    machine.run(start);
+        // Each rank starts after automatic's allreduce, per call of a plan that
+        // repeats it every remeasure_every calls (the steady state a benchmark
+        // of a plan sees), and the scan of its input.
+        double before = call.stats ? detail::stats_allreduce_time(p, net) : 0;
+        if constexpr (std::is_same_v<Policy, policy::automatic>)
+            if (policy.remeasure_every > 0) before /= policy.remeasure_every;
+        std::vector<double> start(static_cast<std::size_t>(p));
+        for (int r = 0; r < p; ++r) {
+            const In& in = *inputs[static_cast<std::size_t>(r)];
+            start[static_cast<std::size_t>(r)] = before + (RI::kind == repr_kind::dense
+                                                               ? net.gamma_dense * static_cast<double>(dimension(in))
+                                                               : net.gamma * static_cast<double>(stored_entries(in)));
+        }
+        detail::modelled_machine<program_t> machine(programs, net);
+        machine.run(start);
 
-    simulation_result res;
-    res.algorithm = describe(sched);
-    for (int r = 0; r < p; ++r) {
-        const auto& prog = *programs[static_cast<std::size_t>(r)];
-        res.bytes_sent.push_back(prog.bytes_sent());
-        res.bytes_total += prog.bytes_sent();
-        res.messages_total += prog.messages_sent();
-        res.time = std::max(res.time, machine.clock(r));
+        simulation_result res;
+        res.algorithm = describe(sched);
+        for (int r = 0; r < p; ++r) {
+            const auto& prog = *programs[static_cast<std::size_t>(r)];
+            res.bytes_sent.push_back(prog.bytes_sent());
+            res.bytes_total += prog.bytes_sent();
+            res.messages_total += prog.messages_sent();
+            res.time = std::max(res.time, machine.clock(r));
+        }
+        for (auto& b : programs[static_cast<std::size_t>(root)]->bindings())
+            res.critical_path_bytes = std::max(res.critical_path_bytes, machine.critical(b.node));
+        // Sparse inputs under the adaptive wire, unless selection chose windows:
+        // the executor runs whole messages on the schedule's first tree
+        // (collective/reduce.hpp, reduce_whole), so time, bytes and messages are
+        // that path's (exec/whole_model.hpp); the windowed run above still gives
+        // the result.
+        auto& at_root = *programs[static_cast<std::size_t>(root)];
+        if (at_root.failed()) at_root.throw_if_failed(true); // before the whole model runs op again
+        if constexpr (RI::kind == repr_kind::index_value)
+            if (sched.whole && dim <= (std::size_t{1} << 32))
+                detail::set_whole_timing<T>(res, inputs, op, RO::kind == repr_kind::dense, dim, sched, before, net);
+        if constexpr (RO::kind != repr_kind::dense) at_root.write_sparse_output(out, dim, id);
+        return res;
+    } catch (...) {
+        detail::clear_root_output(out);
+        throw;
     }
-    for (auto& b : programs[static_cast<std::size_t>(root)]->bindings())
-        res.critical_path_bytes = std::max(res.critical_path_bytes, machine.critical(b.node));
-    // Sparse inputs under the adaptive wire, unless selection chose windows:
-    // the executor runs whole messages on the schedule's first tree
-    // (collective/reduce.hpp, reduce_whole), so time, bytes and messages are
-    // that path's (exec/whole_model.hpp); the windowed run above still gives
-    // the result.
-    if constexpr (RI::kind == repr_kind::index_value)
-        if (sched.whole && dim <= (std::size_t{1} << 32))
-            detail::set_whole_timing<T>(res, inputs, op, RO::kind == repr_kind::dense, dim, sched, before, net);
-    programs[static_cast<std::size_t>(root)]->throw_if_failed(true);
-    if constexpr (RO::kind != repr_kind::dense) programs[static_cast<std::size_t>(root)]->write_sparse_output(out, dim, id);
-    return res;
 }
 
 /// Simulates reduce(comm of inputs.size() ranks, inputs[r] on rank r, out, op, root, policy).

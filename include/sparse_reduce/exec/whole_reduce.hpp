@@ -39,6 +39,7 @@
 #include "../error.hpp"
 #include "../kernel/combine.hpp"
 #include "../kernel/entry_stream.hpp"
+#include "../kernel/gather_entries.hpp"
 #include "../kernel/merge_arrays.hpp"
 #include "../op/associative_op.hpp"
 #include "../repr/representation.hpp"

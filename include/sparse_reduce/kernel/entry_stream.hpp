@@ -19,6 +19,7 @@
 #include "../error.hpp"
 #include "../repr/representation.hpp"
 #include "../repr/rle_codec.hpp"
+#include "merge_arrays.hpp"
 
 namespace sparse_reduce::detail {
 
@@ -68,9 +69,7 @@ private:
         if (n_ == 0) return;
         bool ok = static_cast<std::size_t>(idx_[n_ - 1]) < dim_;
         if constexpr (std::is_signed_v<I>) ok = ok && idx_[0] >= 0;
-        unsigned unordered = 0;
-        for (std::size_t k = 1; k < n_; ++k) unordered |= !(idx_[k - 1] < idx_[k]);
-        if (ok && !unordered) return;
+        if (ok && count_unordered(idx_, n_) == 0) return;
         for (; k_ < n_; ++k_) check(); // throws at the first bad entry, naming it
         k_ = 0;
     }

@@ -12,7 +12,6 @@
 //   fold_onto        one present element into an accumulator that may be absent
 //   scatter_fold     a sorted list folded into a dense array
 //   fold_dense(_to)  a dense array folded into another under the same law
-//   gather_entries   a dense array's non-identity entries as a sorted list
 //   merge_dense_sparse  a dense array ⊗ a sorted list into a sorted list
 //
 // Identity semantics, the README's promise: an entry absent on one side takes
@@ -484,24 +483,6 @@ std::size_t merge_dense_sparse(const T* __restrict d, std::size_t dim, const IS*
                                const T& id_ref)
 {
     return merge_dense_sparse(d, std::size_t{0}, dim, si, sv, ns, dense_left, oi, ov, op, id_ref);
-}
-
-// The non-identity elements of x[0, n) as entries; returns their number.
-// Writes nothing past the entries it returns: the branch-free loop stores
-// every element at the next free slot, so it stops at the last entry (a
-// trailing identity would otherwise land one slot past the end, i.e. in
-// front of the values of a message sized for exactly these entries).
-template <class IO, class T>
-std::size_t gather_entries(const T* x, std::size_t n, IO* oi, T* ov, const T& id) noexcept
-{
-    while (n > 0 && same_value(x[n - 1], id)) --n;
-    std::size_t m = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-        oi[m] = static_cast<IO>(i);
-        ov[m] = x[i];
-        m += !same_value(x[i], id);
-    }
-    return m;
 }
 
 // How many adjacent pairs are out of order: 0 for strictly increasing

@@ -92,6 +92,11 @@ struct repr_traits<Eigen::SparseVector<T, O, I>> {
         return {v.innerIndexPtr(), v.valuePtr()};
     }
     static void commit_output(vector& v, std::size_t count) { v.resizeNonZeros(static_cast<Eigen::Index>(count)); }
+    static slots grow_output(vector& v, std::size_t capacity) // keeps the entries written so far
+    {
+        v.resizeNonZeros(static_cast<Eigen::Index>(capacity));
+        return {v.innerIndexPtr(), v.valuePtr()};
+    }
 };
 
 } // namespace sparse_reduce

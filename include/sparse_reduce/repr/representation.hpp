@@ -89,7 +89,8 @@ struct repr_traits<std::array<T, N>> {
 // ---- index/value -----------------------------------------------------------
 /// index_value_vector: sparse. `indices(v)`, `values(v)` spans;
 /// `begin_output(v, n, capacity)` hands out raw index and value pointers for
-/// `capacity` entries, and `commit_output(v, count)` keeps the first `count`.
+/// `capacity` entries, `grow_output(v, capacity)` more of them (keeping those
+/// written), and `commit_output(v, count)` keeps the first `count`.
 template <class T, class I>
 struct repr_traits<index_value_vector<T, I>> {
     static constexpr repr_kind kind = repr_kind::index_value;
@@ -110,6 +111,12 @@ struct repr_traits<index_value_vector<T, I>> {
         return {v.index_data(), v.value_data()};
     }
     static void commit_output(vector& v, std::size_t count) { v.resize_nnz(count); }
+    // Room for `capacity` entries, keeping those written so far (the pointers may move).
+    static slots grow_output(vector& v, std::size_t capacity)
+    {
+        v.resize_nnz(capacity);
+        return {v.index_data(), v.value_data()};
+    }
 };
 
 // ---- rle -------------------------------------------------------------------
