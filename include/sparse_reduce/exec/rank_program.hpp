@@ -35,7 +35,7 @@ public:
     // out: the root's output (nothing on other ranks): its dense array, or
     // the caller's index and value arrays (caller_output), which one tree
     // writes as it folds; two trees stage their entries instead
-    // (write_sparse_output merges them). pools: pools_per_tree per tree (its
+    // (write_sparse_output interleaves them). pools: pools_per_tree per tree (its
     // node, its forward receiver, its result staging), kept by the caller;
     // mem: the call's bookkeeping (exec/call_arena.hpp). The trees must
     // outlive the program.

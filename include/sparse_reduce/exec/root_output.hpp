@@ -5,7 +5,7 @@
 //   entries  in index order, into the caller's own index and value arrays
 //            (caller_output: one tree, whose windows arrive in order), or
 //            into memory kept across calls (staged_output: two trees take
-//            alternate windows, rank_program merges them at the end).
+//            alternate windows, rank_program interleaves them at the end).
 //
 // Each window is appended in one tight pass (a dense window compacted by
 // gather_entries, a sparse one copied), its room reserved once per window:
@@ -37,8 +37,6 @@ struct root_output {
     void (*grow)(root_output&, std::size_t) = nullptr; // capacity >= n, the entries so far kept
     std::size_t* run_ends = nullptr; // staged: where each window's entries end (its windows in order)
     std::size_t runs = 0;
-
-    bool writes_entries() const { return grow != nullptr; }
 
     void reserve(std::size_t n)
     {
