@@ -69,6 +69,7 @@ function(_sparse_reduce_test_executable name)
         Boost::unit_test_framework
         sparse_reduce_warnings_and_sanitizers)
     target_compile_definitions(${name} PRIVATE BOOST_TEST_DYN_LINK)
+    sparse_reduce_use_pch(${name}) # the precompiled umbrella header (CMakeLists.txt)
 endfunction()
 
 # ---------------------------------------------------------------------------

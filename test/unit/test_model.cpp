@@ -134,6 +134,26 @@ BOOST_AUTO_TEST_CASE(predicted_time_of_one_message)
     BOOST_TEST(sr::predicted_time(binomial, {n, false, true}, m) == 3 * m.alpha, tt::tolerance(1e-12));
 }
 
+// tc tbf's bucket: bytes its tokens cover pass at once, the rest at beta;
+// an idle link earns 1 / beta bytes a second up to the bucket; of the two
+// links a transfer crosses, the emptier decides.
+BOOST_AUTO_TEST_CASE(token_buckets_let_a_burst_through_after_an_idle_spell)
+{
+    sr::cost_model m;
+    m.beta = 1e-9; // 1 byte a nanosecond
+    m.burst_bytes = 1000;
+    sr::link_bucket up(m), down(m), other(m);
+    BOOST_TEST(sr::spend_burst(up, down, 0, 600, m) == 600.0); // under the bucket: all at once
+    BOOST_TEST(sr::spend_burst(up, down, 0, 3000, m) == 400.0); // what is left, then the line rate
+    // the rate-limited 2600 bytes end at 2.6 us with both buckets empty; 300 ns idle earn 300 bytes
+    BOOST_TEST(sr::spend_burst(up, down, 2.9e-6, 5000, m) == 300.0, tt::tolerance(1e-9));
+    BOOST_TEST(sr::spend_burst(up, other, 1.0, 5000, m) == 1000.0); // long idle: a full bucket, no more
+    BOOST_TEST(sr::spend_burst(other, down, 1.0 + 4e-6 + 1e-7, 5000, m) == 100.0, tt::tolerance(1e-6)); // the emptier
+    m.burst_bytes = 0; // no bucket: every byte at beta
+    sr::link_bucket a(m), b(m);
+    BOOST_TEST(sr::spend_burst(a, b, 5.0, 100, m) == 0.0);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(selection)
@@ -285,9 +305,11 @@ BOOST_AUTO_TEST_CASE(tuning_file_round_trip_and_errors)
     t.machine.alpha = 3.5e-6;
     t.limits.ranks_zipf = 77;
     t.limits.sparsity = 0.95;
+    t.machine.burst_bytes = 131072;
     std::istringstream in(sr::to_string(t));
     const auto back = sr::parse_tuning(in, "mem");
     BOOST_TEST(back.machine.alpha == 3.5e-6, tt::tolerance(1e-5));
+    BOOST_TEST(back.machine.burst_bytes == 131072.0);
     BOOST_TEST(back.limits.ranks_zipf == 77);
     BOOST_TEST(back.limits.sparsity == 0.95, tt::tolerance(1e-9));
     BOOST_TEST(back.source == "mem");

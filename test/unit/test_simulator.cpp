@@ -165,6 +165,23 @@ BOOST_AUTO_TEST_CASE(sparse_inputs_travel_whole_as_the_executor_sends_them)
     const std::size_t quarter = n / 4, half = n / 2;
     auto sparse_bytes = [](std::size_t k) { return 64 + 8 * k + 2 * k + 8; };
     BOOST_TEST(chain.bytes_total == sparse_bytes(quarter) + sparse_bytes(half) + (64 + 8 * n));
+    // A token bucket on every link (tc tbf on scripts/netbench.sh's network):
+    // each link of the chain carries one transfer, so each hop's first
+    // burst_bytes pass at once
+    net.burst_bytes = 10000;
+    const auto bursty = sr::simulate_reduce(std::span<const sr::index_value_vector<double>>(in), out, std::plus<>{}, 0,
+                                            sr::policy::chain{}, net);
+    BOOST_TEST(bursty.bytes_total == chain.bytes_total);
+    BOOST_TEST(bursty.time == 3 * net.alpha + net.beta * (static_cast<double>(chain.bytes_total) - 3 * 10000.0),
+               boost::test_tools::tolerance(1e-12));
+    // The call is timed in a loop of calls: at P = 2 the one link is busy to
+    // the end of the call before, so its bucket holds what it earns in the
+    // next call's alpha, 1000 bytes at 1 byte a microsecond
+    const auto pair = sr::simulate_reduce(std::span<const sr::index_value_vector<double>>(in.data(), 2), out,
+                                          std::plus<>{}, 0, sr::policy::chain{}, net);
+    BOOST_TEST(pair.messages_total == 1u);
+    BOOST_TEST(pair.time == net.alpha + net.beta * (static_cast<double>(pair.bytes_total) - 1000.0),
+               boost::test_tools::tolerance(1e-12));
 }
 
 // The root writes an index/value output in place as its windows fold, but

@@ -52,10 +52,11 @@ BOOST_AUTO_TEST_CASE(cost_models_must_be_finite)
 {
     BOOST_TEST(error_of([] { sr::validate(sr::cost_model{}); }).empty());
     BOOST_TEST(error_of([] { sr::validate(sr::cost_model{}.infiniband()); }).empty());
-    for (int field = 0; field < 7; ++field)
+    for (int field = 0; field < 8; ++field)
         for (double x : {not_a_number, infinity, -infinity, -1.0}) {
             sr::cost_model m{};
-            double* f[] = {&m.alpha, &m.beta, &m.gamma, &m.gamma_dense, &m.value_bytes, &m.index_bytes, &m.header_bytes};
+            double* f[] = {&m.alpha,       &m.beta,        &m.gamma,        &m.gamma_dense,
+                           &m.value_bytes, &m.index_bytes, &m.header_bytes, &m.burst_bytes};
             *f[field] = x;
             const auto what = error_of([&] { sr::validate(sr::policy::optimal_binary{.model = m}); });
             BOOST_TEST(what.find(std::isfinite(x) ? "must not be negative" : "cost model must be finite") != std::string::npos,

@@ -7,7 +7,11 @@
 // send):
 //
 //   a child's transfer   alpha + beta * bytes, from max(child done folding,
-//                        parent ready to receive it); the child is then done
+//                        parent ready to receive it), less beta * the bytes
+//                        the child's uplink and the parent's downlink let
+//                        through at once (link_bucket: tc tbf's burst, when
+//                        the tuning has one; the buckets as the previous
+//                        call left them, whole_links); the child is then done
 //   folding a child      gamma * (entries of both sides), or gamma_dense *
 //                        dimension once the partial result is dense; a
 //                        dense message is folded piece by piece as it
@@ -57,6 +61,18 @@ std::size_t whole_message_bytes(std::span<const std::uint32_t> idx, std::size_t 
     return at + n * sizeof(std::uint32_t);
 }
 
+// Each rank's two token buckets (model/cost.hpp), uplink and downlink.
+struct whole_links {
+    std::vector<link_bucket> up, down;
+    whole_links(std::size_t p, const cost_model& m) : up(p, link_bucket(m)), down(p, link_bucket(m)) {}
+    // The buckets as the next call finds them, `after` seconds after this one began.
+    void shift(double after)
+    {
+        for (auto* v : {&up, &down})
+            for (auto& b : *v) b.at -= after;
+    }
+};
+
 struct whole_timing {
     double time = 0; // the root's completion
     std::vector<std::size_t> bytes_sent, messages_sent;
@@ -76,7 +92,8 @@ struct whole_partial {
 // message has the executor's entries.
 template <class T, class Op>
 whole_timing time_whole_reduce(const tree& t, std::vector<whole_partial<T>> held, std::span<const double> start,
-                               std::size_t dimension, const Op& op, const cost_model& net, bool dense_output)
+                               std::size_t dimension, const Op& op, const cost_model& net, bool dense_output,
+                               whole_links& links)
 {
     const auto p = static_cast<std::size_t>(t.size);
     whole_timing w;
@@ -93,7 +110,8 @@ whole_timing time_whole_reduce(const tree& t, std::vector<whole_partial<T>> held
         const std::size_t bytes = whole_message_bytes<T>(held[c].idx, dimension);
         const bool dense_message = is_dense(held[c].idx.size());
         const double begin = std::max(now, done[c]) + net.alpha;
-        const double end = begin + net.beta * static_cast<double>(bytes);
+        const double burst = spend_burst(links.up[c], links.down[r], begin, static_cast<double>(bytes), net);
+        const double end = begin + net.beta * (static_cast<double>(bytes) - burst);
         sent[c] = end;
         w.bytes_sent[c] += bytes;
         ++w.messages_sent[c];
@@ -112,7 +130,8 @@ whole_timing time_whole_reduce(const tree& t, std::vector<whole_partial<T>> held
         held[r] = std::move(u);
         if (as_it_arrives && dense_message && bytes > whole_piece_bytes) { // folded as its pieces arrive
             const double pieces = std::ceil(static_cast<double>(bytes) / static_cast<double>(whole_piece_bytes));
-            return std::max(end + fold / pieces, begin + net.beta * static_cast<double>(whole_piece_bytes) + fold);
+            const double first = std::max(0.0, static_cast<double>(whole_piece_bytes) - burst);
+            return std::max(end + fold / pieces, begin + net.beta * first + fold);
         }
         return end + fold;
     };

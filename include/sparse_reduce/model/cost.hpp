@@ -3,7 +3,10 @@
 // automatic selection.
 //
 //   a message of B bytes costs      alpha + beta * B   (on the sender's and the
-//                                                        receiver's link)
+//                                                        receiver's link; the
+//                                                        simulator's whole-message
+//                                                        model also knows a link's
+//                                                        token bucket, burst_bytes)
 //   combining costs                 gamma * E          sparse: entries merged,
 //                                                        encoded or decoded
 //                                   + gamma_dense * N  dense: elements folded,
@@ -35,6 +38,7 @@ struct cost_model {
     double value_bytes = 8;       // sizeof(T)
     double index_bytes = 4;       // wire offsets of a sparse block
     double header_bytes = 48;     // message header and one block header
+    double burst_bytes = 0;       // a link's token bucket (tc tbf): bytes that pass at once after an idle spell
     merge_model merge = merge_model::uniform;
 
     friend bool operator==(const cost_model&, const cost_model&) = default;
@@ -108,6 +112,35 @@ inline void validate(const cost_model& m, const char* who = "cost_model")
     detail::check_model_field(who, "value_bytes", m.value_bytes);
     detail::check_model_field(who, "index_bytes", m.index_bytes);
     detail::check_model_field(who, "header_bytes", m.header_bytes);
+    detail::check_model_field(who, "burst_bytes", m.burst_bytes);
+}
+
+// A link's token bucket, as `tc tbf` shapes a link (burst_bytes = 0: no
+// bucket, every byte at beta). Tokens accrue at the line rate, 1 / beta
+// bytes a second, up to burst_bytes while the link idles; the bytes they
+// cover pass at once, the rest at the line rate. A transfer crosses its
+// sender's uplink and its receiver's downlink, two buckets in series, so the
+// emptier one decides. Before the call every link has idled: full buckets.
+struct link_bucket {
+    double tokens, at; // tokens held at time `at`
+    explicit link_bucket(const cost_model& m) : tokens(m.burst_bytes), at(0) {}
+    double held(double t, const cost_model& m) const
+    {
+        return std::min(m.burst_bytes, tokens + std::max(0.0, t - at) / m.beta);
+    }
+};
+
+// The bytes of a transfer of `bytes` from time t that pass at once; spends
+// them from both buckets (each keeps what it held beyond them).
+inline double spend_burst(link_bucket& from, link_bucket& to, double t, double bytes, const cost_model& m)
+{
+    if (!(m.burst_bytes > 0 && m.beta > 0)) return 0;
+    const double a = from.held(t, m), b = to.held(t, m), free = std::min({a, b, bytes});
+    const double end = t + m.beta * (bytes - free); // the rate-limited rest spends the tokens it earns
+    from.tokens = a - free;
+    to.tokens = b - free;
+    from.at = to.at = end;
+    return free;
 }
 
 // Makespan of receiving two messages on one link: they are taken in order of

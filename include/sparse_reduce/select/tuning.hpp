@@ -9,6 +9,7 @@
 ///      beta = 1.2e-10               seconds per byte
 ///      gamma = 2.3e-09              seconds per sparse entry
 ///      gamma_dense = 2.9e-10        seconds per dense element
+///      burst_bytes = 0              a link's token bucket (the simulator; 0: none)
 ///      T_c_small_bytes = 65536      T_u^c: below, the binomial tree (latency-bound)
 ///      T_c_sparse_bytes = 67108864  T_s^c: sparse data up to this size stays binomial...
 ///      T_s = 0.99                   ...when more than this fraction is identity...
@@ -81,6 +82,7 @@ inline std::string to_string(const tuning& t)
        << "beta = " << t.machine.beta << "\n"
        << "gamma = " << t.machine.gamma << "\n"
        << "gamma_dense = " << t.machine.gamma_dense << "\n"
+       << "burst_bytes = " << t.machine.burst_bytes << "\n"
        << "T_c_small_bytes = " << t.limits.small_bytes << "\n"
        << "T_c_sparse_bytes = " << t.limits.sparse_bytes << "\n"
        << "T_s = " << t.limits.sparsity << "\n"
@@ -109,6 +111,7 @@ inline tuning parse_tuning(std::istream& in, const std::string& name)
         else if (key == "beta") t.machine.beta = v;
         else if (key == "gamma") t.machine.gamma = v;
         else if (key == "gamma_dense") t.machine.gamma_dense = v;
+        else if (key == "burst_bytes") t.machine.burst_bytes = v;
         else if (key == "T_c_small_bytes") t.limits.small_bytes = v;
         else if (key == "T_c_sparse_bytes") t.limits.sparse_bytes = v;
         else if (key == "T_s") t.limits.sparsity = v;
