@@ -137,11 +137,6 @@ function(sparse_reduce_add_mpi_test)
     if(ARG_LIBRARIES)
         target_link_libraries(${ARG_NAME} PRIVATE ${ARG_LIBRARIES})
     endif()
-    # -O2 rather than Release's -O3: these test protocols, schedules and
-    # failures, and instantiate the library many times over (at -O3 the
-    # largest took 150-270 s to compile, 20% more than at -O2). The kernels'
-    # -O3 code is tested by unit_tests and by the benchmarks' checked runs.
-    target_compile_options(${ARG_NAME} PRIVATE $<$<CONFIG:Release>:-O2>)
 
     foreach(np IN LISTS ARG_NPROCS)
         if(NOT np MATCHES "^[1-9][0-9]*$")
