@@ -5,10 +5,12 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <sparse_reduce/kernel/fold_into_copy.hpp>
 #include <sparse_reduce/kernel/gather_entries.hpp>
 #include <sparse_reduce/kernel/merge_arrays.hpp>
 #include <sparse_reduce/op/builtin.hpp>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -18,6 +20,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sr = sparse_reduce;
@@ -380,6 +383,41 @@ BOOST_AUTO_TEST_CASE(gather_entries_copies_clean_blocks_and_keeps_the_identity_l
     check_gather<std::uint64_t, std::uint32_t>(0xffffffffu, 8);
     check_gather<std::uint16_t, double>(0.0, 9); // 8 indices a vector, 8 values a block
     check_gather<std::uint8_t, double>(0.0, 10); // 16 indices a vector: no block copy
+}
+
+// fold_into_copy, the root's own array and a child's sparse block in one
+// pass: dst = src with each entry folded in (a fold that is not
+// commutative, a * 10 + v), for entries in index order and shuffled, on
+// both sides of a 4 KiB stretch's edge, none at all, and every element.
+BOOST_AUTO_TEST_CASE(fold_into_copy_folds_each_entry_into_the_copy)
+{
+    using entries = std::vector<std::pair<std::size_t, double>>;
+    struct entry_reader {
+        const entries* e;
+        std::size_t k = 0;
+        bool done() const { return k == e->size(); }
+        std::size_t index() const { return (*e)[k].first; }
+        const double& value() const { return (*e)[k].second; }
+        void next() { ++k; }
+    };
+    std::mt19937_64 rng(21);
+    for (std::size_t len : {0u, 1u, 511u, 512u, 513u, 1025u, 16384u})
+        for (double density : {0.0, 0.001, 0.1, 1.0})
+            for (bool shuffled : {false, true}) {
+                std::vector<double> src(len);
+                for (auto& x : src) x = static_cast<double>(rng() % 1000);
+                entries e;
+                for (std::size_t i = 0; i < len; ++i)
+                    if (std::uniform_real_distribution<double>(0, 1)(rng) < density || (density > 0 && (i == 511 || i == 512)))
+                        e.push_back({i, static_cast<double>(1 + rng() % 7)});
+                if (shuffled) std::shuffle(e.begin(), e.end(), rng);
+                std::vector<double> want = src, dst(len, -1.0);
+                for (const auto& [i, v] : e) want[i] = want[i] * 10 + v;
+                const std::size_t n = sr::detail::fold_into_copy(src.data(), dst.data(), len, entry_reader{&e},
+                                                                 [](double a, double v) { return a * 10 + v; });
+                BOOST_TEST(n == e.size());
+                BOOST_TEST((dst == want), "len " << len << " density " << density << " shuffled " << shuffled);
+            }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -6,6 +6,7 @@
 #include <bit>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <vector>
 
 namespace sr = sparse_reduce;
@@ -119,6 +120,46 @@ BOOST_AUTO_TEST_CASE(dense_sources_encode_as_entry_streams)
                 check_formats_of(stretches_and_markers<double>(rng, len, share, markers), 1 - share, std::plus<>{});
                 check_formats_of(stretches_and_markers<float>(rng, len, share, markers), 1 - share, std::plus<>{});
             }
+}
+
+// The encoder's 32-element masks (SSE2 compares where there are any) say
+// what the portable loop says, bit for bit: -0.0 and NaNs are entries of a
+// zero identity, a double equal to the identity in one 32-bit half only is
+// an entry, and an identity other than zero (min's +inf) is honoured.
+template <class T>
+void check_identity_masks(std::mt19937_64& rng, T id)
+{
+    using B = sr::detail::bits_of<T>;
+    const B idb = std::bit_cast<B>(id);
+    const T specials[] = {T(0), -T(0), std::numeric_limits<T>::quiet_NaN(), std::numeric_limits<T>::infinity(),
+                          -std::numeric_limits<T>::infinity(), T(1), std::bit_cast<T>(static_cast<B>(idb ^ 1)),
+                          std::bit_cast<T>(static_cast<B>(idb ^ (B(1) << (sizeof(T) * 8 - 1))))};
+    std::vector<T> x(32 + 7);
+    for (int round = 0; round < 2000; ++round) {
+        const double share = (round % 5) / 4.0; // 0, 1/4, ..., all the identity
+        for (auto& v : x)
+            v = std::uniform_real_distribution<double>(0, 1)(rng) < share ? id : specials[rng() % std::size(specials)];
+        for (std::size_t at : {std::size_t{0}, std::size_t{1}, std::size_t{7}}) { // unaligned starts too
+            const auto fast = sr::detail::nonidentity_mask32(x.data() + at, idb);
+            const auto portable = sr::detail::nonidentity_mask_portable(x.data() + at, 32, idb);
+            std::uint32_t want = 0;
+            for (std::size_t j = 0; j < 32; ++j) want |= std::uint32_t{!sr::detail::same_value(x[at + j], id)} << j;
+            BOOST_TEST(fast == want);
+            BOOST_TEST(portable == want);
+            const std::size_t tail = rng() % 32; // a block's last, short chunk
+            BOOST_TEST(sr::detail::nonidentity_mask_portable(x.data() + at, tail, idb) ==
+                       (want & ((std::uint32_t{1} << tail) - 1)));
+        }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(identity_masks_compare_bits)
+{
+    std::mt19937_64 rng(14);
+    check_identity_masks<double>(rng, 0.0);
+    check_identity_masks<float>(rng, 0.0f);
+    check_identity_masks<double>(rng, std::numeric_limits<double>::infinity());
+    check_identity_masks<float>(rng, std::numeric_limits<float>::infinity());
 }
 
 BOOST_AUTO_TEST_CASE(every_format_round_trips)

@@ -42,6 +42,7 @@
 #include "../detail/value_equal.hpp"
 #include "../error.hpp"
 #include "../kernel/entry_stream.hpp"
+#include "../kernel/fold_into_copy.hpp"
 #include "../kernel/fold_rule.hpp"
 #include "../kernel/merge_arrays.hpp"
 #include "../op/associative_op.hpp"
@@ -399,8 +400,10 @@ private:
         }
         T* acc = to_dense_output ? out_->dense + lo : dense_acc_;
         // The own array is copied into acc lazily: the first dense child block
-        // on its right is folded in the same pass (acc = own ⊗ x), which saves
-        // one pass over the window, the root's in a dense reduce. Without an
+        // on its right is folded in the same pass (acc = own ⊗ x), and a
+        // sparse first block on either side is folded into the copy as it is
+        // made (kernel/fold_into_copy.hpp), which saves one pass over the
+        // window, the root's in a drop-in reduce. Without an
         // own vector acc is not filled at all until the first block: a dense
         // one is copied (absent ⊗ x = x), a sparse one written over the identity.
         const T* pending_own = nullptr;
@@ -447,8 +450,13 @@ private:
                     }
                     flush_own();
                     detail::fold_dense(acc, x, len, left, op_, id_);
+                } else if (pending_own) { // own and the entries in one pass over acc
+                    sparse_work_ += fold_into_copy(pending_own, acc, len, r, [left, &op = op_, id = id_](const T& a, const T& v) {
+                        return fold_onto(a, v, left, op, id);
+                    });
+                    dense_work_ += len;
+                    pending_own = nullptr;
                 } else {
-                    flush_own();
                     fill();
                     for_each_entry(r, [&](std::size_t i, const T& v) { // a block's entries are never the identity
                         ++sparse_work_;

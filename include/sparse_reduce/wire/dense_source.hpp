@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "../detail/identity_mask.hpp"
 #include "forms.hpp"
 
 namespace sparse_reduce::wire::detail {
@@ -44,20 +45,20 @@ std::size_t copy_counting_entries(const T* p, std::size_t len, const T& id, std:
 }
 
 // One pass over a dense source block (float, double) that gathers its
-// entries branch-free straight into the output while index/value may still
-// be the smallest form: offsets at the front, values behind the room for the
-// most entries that could still win. Chunks with no entry are skipped after
-// one vectorised test, so a sparse block reads at memory speed. The RLE cost
-// then comes from the gathered entries (a stretch of identities before each
-// gap). Where the block turns out dense (over 5/8 entries after its first
-// eighth) gathering stops and count_dense_rest counts the block instead.
+// entries straight into the output while index/value may still be the
+// smallest form: offsets at the front, values behind the room for the most
+// entries that could still win. Each chunk of 32 is compared at once
+// (detail/identity_mask.hpp) and only its entries are visited, so a sparse
+// block reads at about memory speed. The RLE cost then comes from the
+// gathered entries (a stretch of identities before each gap). Where the
+// block turns out dense (over 5/8 entries after its first eighth) gathering
+// stops and count_dense_rest counts the block instead.
 template <rle_value T, class Offset>
 dense_scan<T> scan_dense_source(const T* p, std::size_t len, const T& id, std::size_t capacity_entries,
                                 std::byte* out)
 {
-    using L = sparse_reduce::detail::rle::layout<T>;
-    using B = typename L::bits;
-    constexpr std::size_t chunk = 32;
+    using B = sparse_reduce::detail::bits_of<T>;
+    constexpr std::size_t chunk = sparse_reduce::detail::identity_mask_width;
     const B idb = std::bit_cast<B>(id);
     auto* off = reinterpret_cast<Offset*>(out + header_bytes);
     dense_scan<T> r;
@@ -65,9 +66,9 @@ dense_scan<T> scan_dense_source(const T* p, std::size_t len, const T& id, std::s
     std::size_t n = 0;
     for (std::size_t k = 0; k < len; k += chunk) {
         const std::size_t end = std::min(len, k + chunk);
-        B any = 0;
-        for (std::size_t q = k; q < end; ++q) any |= std::bit_cast<B>(p[q]) ^ idb;
-        if (!any) continue;
+        std::uint32_t m = end - k == chunk ? sparse_reduce::detail::nonidentity_mask32(p + k, idb)
+                                           : sparse_reduce::detail::nonidentity_mask_portable(p + k, end - k, idb);
+        if (!m) continue;
         if (n + (end - k) > capacity_entries || (8 * end >= len && 8 * n > 5 * end)) {
             // Dense enough. A block with no identity is written as it is
             // counted: dense is its smallest form whatever its RLE escapes
@@ -82,11 +83,13 @@ dense_scan<T> scan_dense_source(const T* p, std::size_t len, const T& id, std::s
             count_dense_rest(p, 0, len, id, r.stats);
             return r;
         }
-        for (std::size_t q = k; q < end; ++q) {
+        do { // the chunk's entries, one set bit each
+            const std::size_t q = k + static_cast<std::size_t>(std::countr_zero(m));
+            m &= m - 1;
             off[n] = static_cast<Offset>(q);
             val[n] = p[q];
-            n += std::bit_cast<B>(p[q]) != idb;
-        }
+            ++n;
+        } while (m);
     }
     // RLE words: each entry (two where it looks like a marker), and one per
     // stretch of identities: before the first entry, in each gap, after the last.
