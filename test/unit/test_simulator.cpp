@@ -2,12 +2,15 @@
 
 #include "../support/reference.hpp"
 
+#include <sparse_reduce/exec/reduce_node.hpp>
 #include <sparse_reduce/op/make_op.hpp>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <variant>
@@ -38,6 +41,104 @@ bool simulated_equals_fold(const any_policy& pol, int p, int root, double densit
     for (auto b : res.bytes_sent) sum += b;
     return first_difference(out, want) == -1 && sum == res.bytes_total && (p == 1 || res.time > 0) &&
            res.critical_path_bytes <= res.bytes_total;
+}
+
+// A drop-in's root (own dense array, dense output) and its leaves, driven
+// by hand, on the tree that carries windows offset, offset + stride, ...:
+// while it waits for the first messages the root copies its own windows
+// into the output, at most pipeline_input_bytes (plus a window) ahead of
+// its fold, and the result is the fold in order, own among the children.
+template <class T, class Op>
+struct ahead_run {
+    std::vector<T> out;
+    std::size_t copied_first = 0, dense_work = 0;
+};
+template <class T, class Op>
+ahead_run<T, Op> drive_root(const Op& op, const std::vector<std::vector<T>>& in, int self_position,
+                            const sr::detail::stream_config& cfg, const std::vector<T>& out0, bool ahead)
+{
+    namespace d = sr::detail;
+    const T id = sr::identity<T>(op);
+    using reader_t = decltype(d::make_reader(in[0], id));
+    using node_t = d::reduce_node<T, Op, reader_t>;
+    std::vector<d::own_input<T, reader_t>> owns;
+    for (const auto& v : in) owns.push_back({v.data(), d::make_reader(v, id), {}});
+    ahead_run<T, Op> run{out0};
+    d::root_output<T> ro;
+    ro.dense = run.out.data();
+    std::vector<d::node_buffers> pools(in.size());
+    std::vector<int> children; // the ranks other than the root's own input, in fold order
+    for (int r = 1; r < static_cast<int>(in.size()); ++r) children.push_back(r);
+    // own = in[0], placed at self_position among the children
+    node_t root({0, children, self_position, false}, cfg, op, &owns[0], &ro, pools[0]);
+    std::vector<std::unique_ptr<node_t>> leaves;
+    for (std::size_t r = 1; r < in.size(); ++r)
+        leaves.push_back(std::make_unique<node_t>(d::node_shape{static_cast<int>(r), {}, 0, true}, cfg, op, &owns[r],
+                                                  nullptr, pools[r]));
+    if (ahead)
+        while (root.work_ahead()) ++run.copied_first;
+    std::vector<std::optional<std::span<std::byte>>> slot(leaves.size());
+    for (int step = 0; !root.finished() && step < 1000000; ++step) {
+        root.progress();
+        if (ahead && step % 3 == 0) root.work_ahead(); // some steps with work ahead between messages
+        for (std::size_t c = 0; c < leaves.size(); ++c) {
+            leaves[c]->progress();
+            BOOST_TEST_REQUIRE(!leaves[c]->work_ahead()); // a sender has no output of its own to fill
+            if (!slot[c]) slot[c] = root.receive_slot(c);
+            if (slot[c])
+                if (auto m = leaves[c]->take_outgoing()) {
+                    std::memcpy(slot[c]->data(), m->bytes.data(), m->bytes.size());
+                    slot[c].reset();
+                    root.on_message(c, m->bytes.size());
+                    leaves[c]->on_sent(m->buffer);
+                }
+        }
+    }
+    BOOST_TEST(root.finished());
+    BOOST_TEST(!root.failed());
+    run.dense_work = root.dense_work();
+    return run;
+}
+
+template <class T, class Op>
+void root_works_ahead(const Op& op, std::size_t dim, std::size_t window, int p, int self_position, double density,
+                      std::size_t offset = 0, std::size_t stride = 1)
+{
+    namespace d = sr::detail;
+    std::mt19937_64 rng(dim + static_cast<std::size_t>(p * 10 + self_position));
+    std::vector<std::vector<T>> in;
+    for (int r = 0; r < p; ++r) in.push_back(random_dense<T>(rng, dim, density, op));
+    // in fold order: children before self_position, own, the rest
+    std::vector<T> want(dim, sr::identity<T>(op));
+    for (int c = 1, k = 0; k < p; ++k) {
+        const auto& v = k == self_position ? in[0] : in[static_cast<std::size_t>(c++)];
+        want = dense_fold(want, v, op);
+    }
+    d::stream_config cfg{.dimension = dim, .window = window, .segment_bytes = window * sizeof(T)};
+    cfg.window_offset = offset;
+    cfg.window_stride = stride;
+    const std::vector<T> out0(dim, random_value<T>(rng, op)); // not the identity: every element must be written
+    const auto plain = drive_root<T>(op, in, self_position, cfg, out0, false);
+    const auto run = drive_root<T>(op, in, self_position, cfg, out0, true);
+    const std::size_t bytes = window * sizeof(T), mine = (cfg.windows() - offset + stride - 1) / stride;
+    BOOST_TEST(plain.copied_first == 0u);
+    BOOST_TEST(run.copied_first == std::min(mine, (d::pipeline_input_bytes + bytes - 1) / bytes));
+    for (std::size_t k = 0; k < cfg.windows(); ++k) { // this tree's windows folded, the other's untouched
+        const std::size_t lo = k * window, hi = lo + cfg.window_length(k);
+        const auto& expect = (k % stride == offset) ? want : out0;
+        BOOST_TEST(std::equal(run.out.begin() + static_cast<long>(lo), run.out.begin() + static_cast<long>(hi),
+                              expect.begin() + static_cast<long>(lo)),
+                   "window " << k);
+        BOOST_TEST(std::equal(plain.out.begin() + static_cast<long>(lo), plain.out.begin() + static_cast<long>(hi),
+                              expect.begin() + static_cast<long>(lo)),
+                   "window " << k << " without work ahead");
+    }
+    // The same elements copied and folded: a window copied ahead is not
+    // copied again. Dense blocks on the own array's right fold it in one pass
+    // (acc = own (+) x) with no copy, so there the windows copied before the
+    // first block arrived count twice; after it the root copies no more.
+    if (density < 0.5 || self_position == p - 1) BOOST_TEST(run.dense_work == plain.dense_work);
+    else BOOST_TEST(run.dense_work == plain.dense_work + run.copied_first * window); // full windows in these runs
 }
 
 } // namespace
@@ -253,6 +354,20 @@ BOOST_AUTO_TEST_CASE(a_dense_whole_message_is_folded_as_its_pieces_arrive)
         BOOST_TEST(r.time < check + net.alpha + net.beta * bytes + fold); // not the transfer and then the fold
         BOOST_TEST(r.messages_total == 1u);
         BOOST_TEST(out.nnz() == n);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(a_root_copies_its_own_windows_ahead_while_it_waits)
+{
+    for (int self : {0, 1}) {
+        root_works_ahead<affine>(compose{}, 5007, 1000, 2, self, 0.3); // every window ahead, non-commutative
+        root_works_ahead<double>(std::plus<>{}, 300007, 1000, 2, self, 0.01); // the bound: 132 windows of 8000 bytes
+        root_works_ahead<double>(std::plus<>{}, 300000, 1000, 2, self, 1.0);  // dense blocks: it stops copying ahead
+    }
+    for (int self : {0, 1, 2}) {
+        root_works_ahead<affine>(compose{}, 20007, 1000, 3, self, 0.2);         // two children, own among them
+        root_works_ahead<affine>(compose{}, 20007, 1000, 3, self, 0.2, 1, 2);   // the second of two trees
+        root_works_ahead<double>(std::plus<>{}, 300000, 1000, 3, self, 1.0, 0, 2); // dense, the first of two trees
     }
 }
 

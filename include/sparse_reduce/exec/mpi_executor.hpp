@@ -55,9 +55,18 @@ void run_nodes(MPI_Comm comm, std::span<node_binding<Node>> nodes,
             all_done &= node->finished() && node->idle();
         }
         if (all_done) return;
-        int index = MPI_UNDEFINED;
+        // Blocked: a node with work to do ahead does a piece of it between
+        // tests, rather than waiting idle (reduce_node::work_ahead).
+        bool ahead = false;
+        for (auto& b : nodes) ahead = ahead || b.node->work_ahead();
+        int index = MPI_UNDEFINED, flag = 0;
         MPI_Status status;
-        MPI_Waitany(static_cast<int>(slots), req.data(), &index, &status);
+        if (ahead) {
+            MPI_Testany(static_cast<int>(slots), req.data(), &index, &flag, &status);
+            if (!flag || index == MPI_UNDEFINED) continue;
+        } else {
+            MPI_Waitany(static_cast<int>(slots), req.data(), &index, &status);
+        }
         if (index == MPI_UNDEFINED) fail("internal error: reduction stalled with nothing in flight");
         std::size_t k = 0;
         while (k + 1 < nodes.size() && base[k + 1] <= static_cast<std::size_t>(index)) ++k;

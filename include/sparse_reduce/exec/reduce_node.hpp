@@ -22,8 +22,10 @@
 //
 // Flow control: each child has two receive buffers, the next receive posted
 // only after a message without the `last` flag (none is left posted after a
-// stream ends). Output has two message buffers. Errors (a user op throwing, a dimension mismatch, a malformed message)
-// never leave a peer waiting: the node stops computing, sends one error
+// stream ends). Output has two message buffers. A drop-in's root copies its
+// own windows into the output while it waits (work_ahead). Errors (a user
+// op throwing, a dimension mismatch, a malformed message) never leave a
+// peer waiting: the node stops computing, sends one error
 // message (the end of its stream) to its parent, and keeps receiving and
 // discarding its children's streams until they end.
 
@@ -49,6 +51,7 @@
 #include "../wire/block.hpp"
 #include "message.hpp"
 #include "node_buffers.hpp"
+#include "own_input.hpp"
 #include "root_output.hpp"
 
 namespace sparse_reduce::detail {
@@ -89,49 +92,6 @@ struct node_shape {
 struct failure {
     int rank;
     std::string text;
-};
-
-// Limits a persistent reader to one window and makes its indices relative.
-template <class Reader>
-struct window_reader {
-    Reader* r;
-    std::size_t lo, hi;
-    bool done() const { return r->done() || r->index() >= hi; }
-    std::size_t index() const { return r->index() - lo; }
-    decltype(auto) value() const { return r->value(); }
-    void next() { r->next(); }
-};
-
-// Where the node reads its own vector from: the dense array when there is
-// one, else a reader over the non-identity entries consumed window by window.
-template <class T, class Reader>
-struct own_input {
-    const T* dense = nullptr;
-    Reader reader;
-    std::span<const std::uint32_t> window_entries; // per window, for choosing the accumulator (kept by the caller)
-
-    // f(reader) over window [lo, lo + len), indices relative to lo. Windows
-    // come in increasing order; entries of windows skipped (the other
-    // tree's) are passed over.
-    template <class F>
-    void visit_window(std::size_t lo, std::size_t len, const T& id, F&& f)
-    {
-        if (dense) return f(dense_reader<T>({dense + lo, len}, id));
-        while (!reader.done() && reader.index() < lo) reader.next();
-        f(window_reader<Reader>{&reader, lo, lo + len});
-    }
-};
-
-// Unchecked reader over scratch index/value arrays the node wrote itself.
-template <class T>
-struct scratch_reader {
-    const std::uint32_t* idx;
-    const T* val;
-    std::size_t n, k = 0;
-    bool done() const { return k == n; }
-    std::size_t index() const { return idx[k]; }
-    const T& value() const { return val[k]; }
-    void next() { ++k; }
 };
 
 template <class T, class Op, class OwnReader>
@@ -257,6 +217,31 @@ public:
             fail_with({shape_.rank, unprefixed(current_exception_text())}, true);
             finish_failed();
         }
+    }
+
+    // Work for a node blocked on its children's messages: a root writing a
+    // dense output from its own dense array (a drop-in reduce's root) copies
+    // the next windows of that array ahead into the output, at most
+    // pipeline_input_bytes ahead of the fold, so the copy that bounds it at
+    // low density starts before the first message arrives rather than
+    // after. One window per call; false when there is none to copy. A sparse
+    // block is folded into the copy as it would have been into a copy made
+    // then. A dense block folds the own array in the pass that writes the
+    // output (fold_dense_to), which a copy ahead doubles: the first one
+    // received stops the copies ahead.
+    bool work_ahead()
+    {
+        if (failed() || dense_blocks_ || shape_.sends || children_.empty() || !own_ || !own_->dense ||
+            shape_.self_position < 0 || !out_ || !out_->dense || own_->dense == out_->dense)
+            return false;
+        const std::size_t k = std::max(ahead_, next_window_), nwin = cfg_.windows();
+        if (k >= nwin || (k - next_window_) / cfg_.window_stride * cfg_.window * sizeof(T) >= pipeline_input_bytes)
+            return false;
+        const std::size_t lo = k * cfg_.window, len = cfg_.window_length(k);
+        std::copy(own_->dense + lo, own_->dense + lo + len, out_->dense + lo);
+        dense_work_ += len;
+        ahead_ = k + cfg_.window_stride;
+        return true;
     }
 
     // Nothing left to compute or receive (sends may still be in flight).
@@ -408,8 +393,8 @@ private:
         // one is copied (absent ⊗ x = x), a sparse one written over the identity.
         const T* pending_own = nullptr;
         bool unfilled = false;
-        if (own_dense) {
-            if (own_->dense + lo != acc) pending_own = own_->dense + lo;
+        if (own_dense) { // (a window copied ahead already holds it: work_ahead)
+            if (own_->dense + lo != acc && !(to_dense_output && lo / cfg_.window < ahead_)) pending_own = own_->dense + lo;
         } else if (has_own) {
             dense_work_ += len;
             std::fill(acc, acc + len, id_);
@@ -437,6 +422,7 @@ private:
             with_child_block(c, len, [&](auto r) {
                 if constexpr (requires { r.source(); }) { // a dense block: elementwise
                     dense_work_ += len;
+                    dense_blocks_ = true;
                     const T* x = r.source().data();
                     if (unfilled) {
                         std::copy(x, x + len, acc);
@@ -451,9 +437,10 @@ private:
                     flush_own();
                     detail::fold_dense(acc, x, len, left, op_, id_);
                 } else if (pending_own) { // own and the entries in one pass over acc
-                    sparse_work_ += fold_into_copy(pending_own, acc, len, r, [left, &op = op_, id = id_](const T& a, const T& v) {
+                    const auto fold = [left, &op = op_, id = id_](const T& a, const T& v) {
                         return fold_onto(a, v, left, op, id);
-                    });
+                    };
+                    sparse_work_ += fold_into_copy(pending_own, acc, len, r, fold);
                     dense_work_ += len;
                     pending_own = nullptr;
                 } else {
@@ -560,6 +547,8 @@ private:
     std::size_t capacity_;
     std::pmr::vector<child_state> children_;
     std::size_t next_window_ = 0;
+    std::size_t ahead_ = 0;     // the root's own windows below this one are in its output (work_ahead)
+    bool dense_blocks_ = false; // a dense child block has arrived (no more work ahead)
 
     std::byte* out_buf_[2] = {};
     int building_ = -1;

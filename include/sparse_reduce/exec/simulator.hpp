@@ -271,6 +271,12 @@ private:
                 match(k);
             }
         }
+        // Blocked, with its receives posted: a node works ahead as the MPI
+        // executor's does (all of it here, before the next event is handled).
+        const std::size_t ahead_before = prog.dense_work();
+        for (auto& b : prog.bindings())
+            while (b.node->work_ahead()) {}
+        cpu_[static_cast<std::size_t>(r)] += net_.gamma_dense * static_cast<double>(prog.dense_work() - ahead_before);
     }
 
     std::vector<std::unique_ptr<Program>>& programs_;

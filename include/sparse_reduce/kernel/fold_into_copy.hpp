@@ -20,11 +20,11 @@ namespace sparse_reduce::detail {
 
 // dst[i] = fold(dst[i], v) for each entry (i, v) of r, indices below len in
 // any order, after dst[i] = src[i]; returns the number of entries. The
-// reader is taken by value and walked here, the counters are locals, and
-// fold should hold copies (not references) of what it needs: then the loop
-// keeps its state in registers (with the state behind references, and the
-// identity, a T, reloaded after every store to dst, it took 25 instructions
-// an entry).
+// reader is taken by value and walked here and the counters are locals, so
+// the loop keeps its state in registers; fold should hold the T values it
+// needs (the identity) by value, since a T behind a reference may alias dst
+// and is reloaded after every store to it (with the state behind
+// references and the identity reloaded, it took 25 instructions an entry).
 template <class T, class Reader, class Fold>
 std::size_t fold_into_copy(const T* src, T* dst, std::size_t len, Reader r, Fold fold)
 {
