@@ -394,7 +394,7 @@ private:
         const T* pending_own = nullptr;
         bool unfilled = false;
         if (own_dense) { // (a window copied ahead already holds it: work_ahead)
-            if (own_->dense + lo != acc && !(to_dense_output && lo / cfg_.window < ahead_)) pending_own = own_->dense + lo;
+            if (own_->dense + lo != acc && lo / cfg_.window >= ahead_) pending_own = own_->dense + lo;
         } else if (has_own) {
             dense_work_ += len;
             std::fill(acc, acc + len, id_);
