@@ -42,26 +42,26 @@ inline double ping_pong(MPI_Comm comm, int rank, std::size_t bytes, int reps)
     return m;
 }
 
-// γ_dense and γ fitted to the executor itself: real P = 2 reductions
-// (binomial tree, index/value in, dense out) over densities 0.001 .. 1 at
-// C = 2^20, each split by the simulator into its parts on the critical path,
-//     T = T_network(α, β) + γ_dense * dense units + γ * sparse units,
-// solved by least squares on relative error.
-// One P = 2 case both the fit and the validation use: the executor timed
-// (binomial tree, index/value in, dense out) and its inputs for the simulator.
-struct p2_case {
-    std::vector<sr::index_value_vector<double>> inputs; // rank 0's, rank 1's
+// One case both the fit and the validation use: the executor timed on every
+// rank of `world` (binomial tree, index/value in, dense out) and, on rank 0,
+// every rank's input for the simulator. The fit runs at the world's own P, so
+// that γ is what a rank computes at while all P compute: where P ranks share
+// fewer cores (the hosts of scripts/netbench.sh), a rank's share of a core.
+struct p_case {
+    std::vector<sr::index_value_vector<double>> inputs; // rank 0: every rank's; others: none
     double measured = 0;                                // seconds, median
 
-    p2_case(const boost::mpi::communicator& world, std::size_t c, double d, int reps)
-        : inputs{sparse_input(c, d, placement::uniform, 0, 2), sparse_input(c, d, placement::uniform, 1, 2)}
+    p_case(const boost::mpi::communicator& world, std::size_t c, double d, int reps)
     {
+        const int p = world.size(), me = world.rank();
+        const auto mine = sparse_input(c, d, placement::uniform, me, p);
+        if (me == 0)
+            for (int r = 0; r < p; ++r) inputs.push_back(r == 0 ? mine : sparse_input(c, d, placement::uniform, r, p));
         std::vector<double> out;
         auto plan = sr::make_plan(world, 0, c, sr::policy::binomial{});
-        const auto& mine = inputs[world.rank() == 0 ? 0 : 1];
         measured = time_collective(world, 3, reps, [&] { plan.reduce(mine, out, std::plus<>{}); }).median;
     }
-    double simulated(const sr::cost_model& m) const
+    double simulated(const sr::cost_model& m) const // rank 0 only
     {
         std::vector<double> out;
         return sr::simulate_reduce(std::span<const sr::index_value_vector<double>>(inputs), out, std::plus<>{}, 0,
@@ -70,12 +70,18 @@ struct p2_case {
     }
 };
 
+// γ_dense and γ fitted to the executor itself: real reductions over densities
+// 0.001 .. 1 at C = 2^20, each split by the simulator into its parts on the
+// critical path,
+//     T = T_network(α, β) + γ_dense * dense units + γ * sparse units,
+// solved by least squares on relative error (on rank 0, then broadcast).
 inline std::pair<double, double> fit_gammas(const boost::mpi::communicator& world, const sr::cost_model& net, int reps)
 {
     const std::size_t c = std::size_t{1} << 20;
     double a11 = 0, a12 = 0, a22 = 0, b1 = 0, b2 = 0;
     for (double d : {0.001, 0.01, 0.1, 1.0}) {
-        const p2_case run(world, c, d, reps);
+        const p_case run(world, c, d, reps);
+        if (world.rank() != 0) continue;
         auto part = [&](double alpha, double beta, double gd, double g) {
             sr::cost_model m = net;
             m.alpha = alpha;
@@ -93,18 +99,24 @@ inline std::pair<double, double> fit_gammas(const boost::mpi::communicator& worl
         b1 += w * xd * y;
         b2 += w * xs * y;
     }
-    const double det = a11 * a22 - a12 * a12;
-    double gd = (b1 * a22 - b2 * a12) / det, g = (a11 * b2 - a12 * b1) / det;
-    if (gd <= 0 || g <= 0) { // one term explains everything: fit it alone
-        gd = std::max(1e-12, b1 / a11);
-        g = std::max(1e-12, b2 / a22);
+    double both[2] = {0, 0};
+    if (world.rank() == 0) {
+        const double det = a11 * a22 - a12 * a12;
+        double gd = (b1 * a22 - b2 * a12) / det, g = (a11 * b2 - a12 * b1) / det;
+        if (gd <= 0 || g <= 0) { // one term explains everything: fit it alone
+            gd = std::max(1e-12, b1 / a11);
+            g = std::max(1e-12, b2 / a22);
+        }
+        both[0] = gd;
+        both[1] = g;
     }
-    double both[2] = {gd, g};
     MPI_Bcast(both, 2, MPI_DOUBLE, 0, world); // rank 0's view, the same on every rank
     return {both[0], both[1]};
 }
 
 // α: half the round trip of 8 bytes; β: the extra time per byte of 4 MiB.
+// Between ranks 0 and 1 while the others wait in a barrier, as a hop of a
+// tree sees it when the other ranks are waiting for their messages.
 inline std::pair<double, double> measure_network(const boost::mpi::communicator& world, bool quick)
 {
     const double small = ping_pong(world, world.rank(), 8, quick ? 200 : 1000);

@@ -154,7 +154,7 @@ void validate(const boost::mpi::communicator& world, sr::tuning tune, int reps, 
     int outside = 0, cells = 0;
     for (std::size_t c = std::size_t{1} << 16; c <= (std::size_t{1} << 22); c <<= 2)
         for (double d : {0.001, 0.01, 0.1, 1.0}) {
-            const bench::p2_case run(world, c, d, reps);
+            const bench::p_case run(world, c, d, reps);
             if (world.rank() == 0) {
                 const double measured = run.measured, simulated = run.simulated(tune.machine);
                 const double ratio = simulated / measured;

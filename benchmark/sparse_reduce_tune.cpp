@@ -1,11 +1,20 @@
 // sparse_reduce_tune: measures this machine's α, β, γ and finds Sreduce's
 // thresholds, then writes the tuning file policy::automatic reads.
 //
-//   mpiexec -n 2 sparse_reduce_tune [--out FILE] [--quick] [--max-ranks P] [--repeats N]
+//   mpiexec -n P sparse_reduce_tune [--out FILE] [--quick] [--max-ranks P]
+//                                   [--repeats N] [--burst-bytes B]
 //
 //   α, β          ping-pong between ranks 0 and 1 (8 B and 4 MiB messages)
-//   γ_dense, γ    fitted to real P = 2 runs of the executor, split into
-//                 network, dense and sparse parts by the simulator
+//                 while the other ranks wait
+//   γ_dense, γ    fitted to real runs of the executor on all P ranks, split
+//                 into network, dense and sparse parts by the simulator: run
+//                 the tuner on as many ranks per core as the application
+//                 (2 ranks on 2 cores compute at a core's speed, 8 at a
+//                 quarter of it)
+//   burst_bytes   a link's token bucket where the links are shaped by one
+//                 (--burst-bytes, e.g. what scripts/netbench.sh sets; 0 by
+//                 default): not measured, since a ping-pong cannot tell it
+//                 from the network's own speed
 //   Each of the four is measured N times (5, 3 with --quick); the file gets
 //   the medians, stderr the min / median / max, and a warning when the
 //   machine looks busy: a 1-minute load average above the core count, or a
@@ -143,14 +152,19 @@ int main(int argc, char** argv)
     std::string out_path = "sparse_reduce_tuning.txt";
     bool quick = false;
     int max_ranks = 0, repeats = 0;
+    double burst_bytes = 0;
     for (int i = 1; i < argc; ++i) {
         if (!std::strcmp(argv[i], "--out") && i + 1 < argc) out_path = argv[++i];
         else if (!std::strcmp(argv[i], "--quick")) quick = true;
         else if (!std::strcmp(argv[i], "--max-ranks") && i + 1 < argc) max_ranks = std::atoi(argv[++i]);
         else if (!std::strcmp(argv[i], "--repeats") && i + 1 < argc && std::atoi(argv[i + 1]) > 0) repeats = std::atoi(argv[++i]);
+        else if (!std::strcmp(argv[i], "--burst-bytes") && i + 1 < argc && std::atof(argv[i + 1]) >= 0)
+            burst_bytes = std::atof(argv[++i]);
         else {
             if (world.rank() == 0)
-                std::fprintf(stderr, "usage: mpiexec -n 2 %s [--out FILE] [--quick] [--max-ranks P] [--repeats N]\n", argv[0]);
+                std::fprintf(stderr, "usage: mpiexec -n P %s [--out FILE] [--quick] [--max-ranks P] [--repeats N] "
+                                     "[--burst-bytes B]\n",
+                             argv[0]);
             return 2;
         }
     }
@@ -168,7 +182,8 @@ int main(int argc, char** argv)
 
     sr::tuning t;
     t.source = "sparse_reduce_tune on " + std::to_string(world.size()) + " ranks" + (quick ? ", quick" : "");
-    progress(("alpha, beta by ping-pong, gamma_dense, gamma fitted to P = 2 runs of the executor, " +
+    progress(("alpha, beta by ping-pong, gamma_dense, gamma fitted to P = " + std::to_string(world.size()) +
+              " runs of the executor, " +
               std::to_string(repeats) + " times")
                  .c_str());
     const double load_before = load_average();
@@ -177,6 +192,7 @@ int main(int argc, char** argv)
     t.machine.beta = spread.beta.median;
     t.machine.gamma = spread.gamma.median;
     t.machine.gamma_dense = spread.gamma_dense.median;
+    t.machine.burst_bytes = burst_bytes;
     if (talk) {
         std::fprintf(stderr, "           alpha %.3g s, beta %.3g s/B (%.2f GB/s), gamma %.3g s/entry, gamma_dense %.3g s/element (medians)\n",
                      t.machine.alpha, t.machine.beta, 1e-9 / t.machine.beta, t.machine.gamma, t.machine.gamma_dense);

@@ -8,21 +8,28 @@
 # (P = 8: tuning-1gbit-p8.txt). As root, from the repository's top, on an
 # otherwise idle machine (about 10 minutes):
 #   doc/results/netbench/session20/simcheck.sh > doc/results/netbench/session20/simcheck.txt
+# Session 23: TUNING_DIR names another folder of tuning files (tuning-1gbit-pP.txt
+# where it exists, else tuning-1gbit.txt; the default is this one's), and
+# PREDICT_ONLY=1 skips the measurement:
+#   TUNING_DIR=doc/results/netbench/session23/tuned doc/results/netbench/session20/simcheck.sh
 set -euo pipefail
 bench=build/release/benchmark/sparse_reduce_bench
-tuning() { [[ $1 == 8 ]] && echo doc/results/netbench/tuning-1gbit-p8.txt || echo doc/results/netbench/tuning-1gbit.txt; }
-echo "# measured: P density tree min_us,median_us,max_us,bytes,messages load"
-for P in 2 4 8; do
-    for d in 0.01 0.1 1; do
-        for tree in binomial chain two_tree; do
-            load=$(cut -d' ' -f1 /proc/loadavg)
-            row=$(scripts/netbench.sh -p "$P" -r 1gbit -- "$bench" --dim 2097152 --density "$d" --quick --reps 11 \
-                --warmup 1 --header 0 --only "$tree [index_value_vector]" 2>/dev/null | grep "^$tree \[index_value_vector\]," | head -1)
-            echo "P$P $d $tree $(cut -d, -f10-14 <<<"$row") load $load"
+dir=${TUNING_DIR:-doc/results/netbench}
+tuning() { if [[ -f $dir/tuning-1gbit-p$1.txt ]]; then echo "$dir/tuning-1gbit-p$1.txt"; else echo "$dir/tuning-1gbit.txt"; fi; }
+if [[ -z ${PREDICT_ONLY:-} ]]; then
+    echo "# measured: P density tree min_us,median_us,max_us,bytes,messages load"
+    for P in 2 4 8; do
+        for d in 0.01 0.1 1; do
+            for tree in binomial chain two_tree; do
+                load=$(cut -d' ' -f1 /proc/loadavg)
+                row=$(scripts/netbench.sh -p "$P" -r 1gbit -- "$bench" --dim 2097152 --density "$d" --quick --reps 11 \
+                    --warmup 1 --header 0 --only "$tree [index_value_vector]" 2>/dev/null | grep "^$tree \[index_value_vector\]," | head -1)
+                echo "P$P $d $tree $(cut -d, -f10-14 <<<"$row") load $load"
+            done
         done
     done
-done
-echo "# predicted: algorithm,wire,P,dim,density,dist,network,modelled_us,bytes,messages"
+fi
+echo "# predicted with $dir: algorithm,wire,P,dim,density,dist,network,modelled_us,bytes,messages"
 for P in 2 4 8; do
     for d in 0.01 0.1 1; do
         "$bench" --simulate "$P" --net tuning --tuning "$(tuning "$P")" --sim-out sparse --dim 2097152 --density "$d" \
