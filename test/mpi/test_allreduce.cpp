@@ -15,9 +15,11 @@
 
 #include <Eigen/SparseCore>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <string>
 #include <variant>
 #include <vector>
@@ -615,4 +617,59 @@ BOOST_AUTO_TEST_CASE(in_place_on_one_array)
             }
             BOOST_TEST(all_ok(ok), "policy " << pol.index() << " density " << density << ": " << why);
         }
+}
+
+// On one rank automatic copies a dense input into the output (one pass, no
+// model): every kind of output, a plan's repeated calls, in place, and the
+// errors a dense input can have. On more ranks the shortcut never runs.
+BOOST_AUTO_TEST_CASE(one_rank_copies_a_dense_input)
+{
+    auto& comm = world();
+    const bool alone = comm.size() == 1;
+    const std::size_t n = 3001;
+    const auto mine = rank_input<double>(comm.rank(), n, 0.3, std::plus<>{}, 31);
+    const auto want = rank_fold<double>(comm.size(), n, 0.3, std::plus<>{}, 31);
+    const auto copied = [](const sr::report& r) { return r.algorithm.find("one rank") != std::string::npos; };
+    std::vector<double> got(n, -1.0);
+    auto rep = sr::allreduce(comm, std::span<const double>(mine), std::span<double>(got), std::plus<>{});
+    BOOST_TEST(all_ok(first_difference(got, want) < 0), rep.algorithm);
+    BOOST_TEST(all_ok(copied(rep) == alone), rep.algorithm);
+    if (alone) BOOST_TEST(rep.bytes_sent + rep.bytes_received + rep.messages_sent == 0u);
+    auto plan = sr::make_allreduce_plan(comm, n);
+    for (int i = 0; i < 2; ++i) {
+        std::vector<double> v(i ? 7 : 0, 5.0); // resized to n
+        rep = plan.allreduce(mine, v, std::plus<>{});
+        BOOST_TEST(all_ok(first_difference(v, want) < 0), rep.algorithm);
+        BOOST_TEST(all_ok(copied(rep) == alone), rep.algorithm);
+    }
+    sr::index_value_vector<double> sparse; // a sparse output: identities left out
+    rep = plan.allreduce(mine, sparse, std::plus<>{});
+    BOOST_TEST(all_ok(first_difference(sr::to_dense(sparse, std::plus<>{}), want) < 0), rep.algorithm);
+    BOOST_TEST(all_ok(sparse.nnz() == static_cast<std::size_t>(std::count_if(
+                                          want.begin(), want.end(), [](double x) { return x != 0.0; }))));
+    std::vector<double> a = mine; // in place
+    rep = sr::allreduce(comm, std::span<const double>(a), std::span<double>(a), std::plus<>{});
+    BOOST_TEST(all_ok(first_difference(a, want) < 0), rep.algorithm);
+    // the min identity (+inf) is data to copy, not an absent entry
+    std::vector<double> low(n, std::numeric_limits<double>::infinity());
+    low[17] = -2.5;
+    std::vector<double> low_out(n);
+    rep = sr::allreduce(comm, std::span<const double>(low), std::span<double>(low_out), sr::min{});
+    BOOST_TEST(all_ok(first_difference(low_out, low) < 0), rep.algorithm);
+    // errors: a wrong output span, a plan's input of another dimension
+    const auto throws = [&](const char* needle, auto call) {
+        try {
+            call();
+        } catch (const sr::error& e) {
+            return std::string(e.what()).find(needle) != std::string::npos;
+        }
+        return false;
+    };
+    std::vector<double> short_out(n - 1);
+    BOOST_TEST(all_ok(throws("output span", [&] {
+        sr::allreduce(comm, std::span<const double>(mine), std::span<double>(short_out), std::plus<>{});
+    })));
+    const std::vector<double> longer(n + 1, 1.0);
+    std::vector<double> out;
+    BOOST_TEST(all_ok(throws("dimension mismatch", [&] { plan.allreduce(longer, out, std::plus<>{}); })));
 }

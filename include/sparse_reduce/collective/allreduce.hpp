@@ -32,7 +32,8 @@
 ///          reduce_broadcast and split-allgather by the α-β-γ model, from the
 ///          mean entry count (one small allreduce per call); with the adaptive
 ///          wire, dense blocks where the model prices them no higher (the
-///          adaptive wire must win by 5%, as in reduce's choice).
+///          adaptive wire must win by 5%, as in reduce's choice). On one rank
+///          a dense input is copied into the output (one pass), whatever the model.
 ///
 /// Non-commutative operations keep rank order: the reduce does; recursive
 /// doubling always puts the lower ranks' partial on the left; the pieces of a
@@ -71,6 +72,7 @@
 #include "allreduce/algorithms.hpp"
 #include "allreduce/estimate.hpp"
 #include "allreduce/grouped.hpp"
+#include "allreduce/one_rank.hpp"
 #include "allreduce/recursive_doubling.hpp"
 #include "allreduce/reduce_broadcast.hpp"
 #include "allreduce/status.hpp"
@@ -163,6 +165,12 @@ public:
                 r = run(*detail::allreduce_algorithm_of<Policy>, in, out, op);
                 r.reason = named;
             } else {
+                if constexpr (repr_traits<std::remove_cvref_t<In>>::kind == repr_kind::dense)
+                    if (comm_.size() == 1) {
+                        r = detail::one_rank_allreduce(dimension_, in, out, op);
+                        r.seconds = MPI_Wtime() - start;
+                        return r;
+                    }
                 const auto [a, w] = choose<value_type_of<In>, detail::builds_in_output<Out>>(in, op);
                 r = run(a, in, out, op, w);
                 r.algorithm = "automatic: " + r.algorithm;
