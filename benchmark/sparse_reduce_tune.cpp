@@ -43,6 +43,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <thread>
@@ -153,13 +155,22 @@ int main(int argc, char** argv)
     bool quick = false;
     int max_ranks = 0, repeats = 0;
     double burst_bytes = 0;
+    // digits only: a bucket is whole bytes, and "abc" or "inf" would make a file automatic cannot read
+    const auto whole_bytes = [](const char* s, double& v) {
+        char* end = nullptr;
+        errno = 0;
+        const unsigned long long b = std::strtoull(s, &end, 10);
+        if (*s < '0' || *s > '9' || *end || errno) return false;
+        v = static_cast<double>(b);
+        return true;
+    };
     for (int i = 1; i < argc; ++i) {
         if (!std::strcmp(argv[i], "--out") && i + 1 < argc) out_path = argv[++i];
         else if (!std::strcmp(argv[i], "--quick")) quick = true;
         else if (!std::strcmp(argv[i], "--max-ranks") && i + 1 < argc) max_ranks = std::atoi(argv[++i]);
         else if (!std::strcmp(argv[i], "--repeats") && i + 1 < argc && std::atoi(argv[i + 1]) > 0) repeats = std::atoi(argv[++i]);
-        else if (!std::strcmp(argv[i], "--burst-bytes") && i + 1 < argc && std::atof(argv[i + 1]) >= 0)
-            burst_bytes = std::atof(argv[++i]);
+        else if (!std::strcmp(argv[i], "--burst-bytes") && i + 1 < argc && whole_bytes(argv[i + 1], burst_bytes))
+            ++i;
         else {
             if (world.rank() == 0)
                 std::fprintf(stderr, "usage: mpiexec -n P %s [--out FILE] [--quick] [--max-ranks P] [--repeats N] "

@@ -620,8 +620,9 @@ BOOST_AUTO_TEST_CASE(in_place_on_one_array)
 }
 
 // On one rank automatic copies a dense input into the output (one pass, no
-// model): every kind of output, a plan's repeated calls, in place, and the
-// errors a dense input can have. On more ranks the shortcut never runs.
+// model): a span, a std::vector (resized), index/value and Eigen outputs, a
+// plan's repeated calls, in place, min's identity, and the errors a dense
+// input can have. On more ranks the shortcut never runs.
 BOOST_AUTO_TEST_CASE(one_rank_copies_a_dense_input)
 {
     auto& comm = world();
@@ -650,12 +651,20 @@ BOOST_AUTO_TEST_CASE(one_rank_copies_a_dense_input)
     std::vector<double> a = mine; // in place
     rep = sr::allreduce(comm, std::span<const double>(a), std::span<double>(a), std::plus<>{});
     BOOST_TEST(all_ok(first_difference(a, want) < 0), rep.algorithm);
-    // the min identity (+inf) is data to copy, not an absent entry
+    Eigen::SparseVector<double> eigen_out;
+    rep = sr::allreduce(comm, mine, eigen_out, std::plus<>{});
+    BOOST_TEST(all_ok(first_difference(sr::to_dense(eigen_out, std::plus<>{}), want) < 0), rep.algorithm);
+    // min: +inf is its identity, copied into a dense output and left out of a sparse one
     std::vector<double> low(n, std::numeric_limits<double>::infinity());
     low[17] = -2.5;
+    low[n - 1] = -0.0;
     std::vector<double> low_out(n);
     rep = sr::allreduce(comm, std::span<const double>(low), std::span<double>(low_out), sr::min{});
     BOOST_TEST(all_ok(first_difference(low_out, low) < 0), rep.algorithm);
+    sr::index_value_vector<double> low_sparse;
+    rep = sr::allreduce(comm, low, low_sparse, sr::min{});
+    BOOST_TEST(all_ok(low_sparse.nnz() == 2u), rep.algorithm);
+    BOOST_TEST(all_ok(first_difference(sr::to_dense(low_sparse, sr::min{}), low) < 0), rep.algorithm);
     // errors: a wrong output span, a plan's input of another dimension
     const auto throws = [&](const char* needle, auto call) {
         try {

@@ -9,7 +9,8 @@
 #   doc/results/netbench/session23/done_when.sh > OUT.txt
 set -euo pipefail
 bench=$PWD/build/release/benchmark/sparse_reduce_bench
-dir=$PWD/${TUNING_DIR:-doc/results/netbench}
+dir=${TUNING_DIR:-doc/results/netbench}
+[[ $dir == /* ]] || dir=$PWD/$dir
 tuning() { # rate P
     if [[ -f $dir/tuning-$1-p$2.txt ]]; then echo "$dir/tuning-$1-p$2.txt"; else echo "$dir/tuning-$1.txt"; fi
 }
