@@ -1,4 +1,4 @@
-// Seed 002's optimal group size against the mesh simulator
+// Chen and Lee's (n.d.) optimal group size against the mesh simulator
 // (exec/mesh_network.hpp, doc/mesh_validation.md).
 //
 //   group_size_validation [--quick]          (prints markdown)

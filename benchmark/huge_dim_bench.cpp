@@ -1,5 +1,5 @@
 // A few entries in a huge dimension: cost must follow the entries, not the
-// dimension (issue 13). Every policy, one-shot sparse_reduce::reduce of
+// dimension. Every policy, one-shot sparse_reduce::reduce of
 // index_value_vector<double, std::uint64_t> with --entries entries per rank
 // in a dimension of 2^--log2dim; prints the median time (slowest rank) and
 // each rank's peak resident memory before and after (max over ranks); the

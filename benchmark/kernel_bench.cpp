@@ -284,7 +284,7 @@ void bm_combine_dense_dense_dense(benchmark::State& state)
     run_combine(state, "combine dense+dense->dense", c, in.a, in.b, in, dense_of_dense);
 }
 
-// a_C ⊗ b -> c_C: seed 003's fused kernel (both inputs at the given density).
+// a_C ⊗ b -> c_C: the fused kernel of Hofmann and Rünger (2008) (both inputs at the given density).
 void bm_fused_rle_dense_rle(benchmark::State& state)
 {
     const auto& in = args(state);

@@ -18,8 +18,8 @@
 // (doc/benchmarks.md, "Message size: MPI's cost and the executor's").
 // The checks (--max-barrier-us, --max-line-ratio for the largest size) make
 // the exit status 1 when a figure is out of bound: scripts/netbench.sh's
-// CTest uses them to catch a harness that adds latency of its own (the 8 ms
-// of issue 15, doc/benchmarks.md "A network of P hosts on one machine").
+// CTest uses them to catch a harness that adds latency of its own
+// (doc/benchmarks.md, "A network of P hosts on one machine").
 // Output: one line per figure, "net_probe: <what> <value>", then
 // "net_probe: ok" or "net_probe: FAIL <why>".
 //

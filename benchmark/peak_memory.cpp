@@ -1,4 +1,4 @@
-// Peak memory of one collective call per algorithm (issue 14 row 13):
+// Peak memory of one collective call per algorithm:
 //
 //   mpiexec -n P peak_memory ALGORITHM [--log2 N] [--out vector|span|eigen]
 //

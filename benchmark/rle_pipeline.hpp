@@ -1,6 +1,7 @@
 #pragma once
-// Seed 003's pipelined MPI_Reduce with run-length encoding, written as its
-// paper describes it, as a baseline row of sparse_reduce_bench (issue 15):
+// The pipelined MPI_Reduce with run-length encoding of Hofmann and Rünger
+// (2008), written as the paper describes it, as a baseline row of
+// sparse_reduce_bench:
 //
 //   P_1 -> P_2 -> ... -> P_p = root      a chain; the data cut into equal
 //                                        blocks of `block_bytes` (1 MiB)

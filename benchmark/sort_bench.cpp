@@ -186,7 +186,7 @@ void balance_rows(const boost::mpi::communicator& world, const args& a)
         const auto uni = boost::mpi::all_reduce(world, bal.nnz(), std::plus<>());
         const auto entries = boost::mpi::all_reduce(world, in.nnz(), std::plus<>());
         const double avg = static_cast<double>(uni) / p;
-        const bool balanced = static_cast<double>(fmax) <= 1.1 * avg; // issue 7's bound
+        const bool balanced = static_cast<double>(fmax) <= 1.1 * avg; // no rank above 1.1 x the mean
         if (me == 0)
             std::printf("| %d | %.2f | %zu | %.0f | %zu | %.2f | %.3f | %.4f | %.4f | %s%s |\n", p, s, a.dim,
                         static_cast<double>(entries) / p, uni, static_cast<double>(bmax) / avg,

@@ -32,9 +32,10 @@
 //   gatherv_merge     MPI_Gatherv of index/value pairs to the root, merged there
 //   floor             a careful hand-written sparse reduce (floor_reduce):
 //                     what a call costs without a library
-//   seed003_pipeline  seed 003's pipelined reduce of the dense buffer: a
-//                     chain, RLE of zero runs fused into the fold, 1 MiB
-//                     blocks (rle_pipeline.hpp; sum of float or double);
+//   RLE pipeline (Hofmann and Rünger 2008)
+//                     their pipelined reduce of the dense buffer: a chain,
+//                     RLE of zero runs fused into the fold, 1 MiB blocks
+//                     (rle_pipeline.hpp; sum of float or double);
 //                     [P1 compresses]: its first rank encodes as well
 //   <policy> [...]    every sparse_reduce policy x wire format for
 //                     index_value_vector in and out, and the dense drop-in
@@ -54,8 +55,8 @@
 // median over the floor row's (x_floor; 0 without a floor row) and the
 // root's minor page faults per timed call (getrusage): faults are the kernel
 // zeroing fresh pages, i.e. allocation per call. CSV on stdout (one header
-// line unless --header 0; the newer columns last, so scripts reading columns
-// by position read old files too), a table on stderr.
+// line unless --header 0; columns are only ever appended, so scripts reading
+// columns by position read every file), a table on stderr.
 
 #include <sparse_reduce/sparse_reduce.hpp>
 #include <sparse_reduce/exec/simulator.hpp>
@@ -425,12 +426,13 @@ int run_cell(const boost::mpi::communicator& world, const options& o, Op op, MPI
                me != root || close(densify<T>(n, out.first, out.second), want));
     }
 
-    // seed 003's pipeline (chain, RLE, 1 MiB blocks), as its paper describes
+    // Hofmann and Rünger's (2008) pipeline (chain, RLE, 1 MiB blocks), as the paper describes
     // it, and with P_1 compressing too: the published technique for dense
     // buffers full of zeros, the bar for the drop-in rows
     if constexpr (std::is_floating_point_v<T> && std::is_same_v<Op, std::plus<>>) {
         for (const bool first : {false, true}) {
-            const std::string name = first ? "seed003_pipeline [P1 compresses]" : "seed003_pipeline";
+            const std::string name = first ? "RLE pipeline (Hofmann and Rünger 2008) [P1 compresses]"
+                                            : "RLE pipeline (Hofmann and Rünger 2008)";
             if (!wanted(name)) continue;
             bench::rle_pipeline_reduce<T> pipeline(world, root, first, mpi_type<T>());
             std::vector<T> out(n);
@@ -473,7 +475,7 @@ int run_cell(const boost::mpi::communicator& world, const options& o, Op op, MPI
 
     // ---- the one-shot call on Eigen vectors, as a new user writes it: a plan per call ----
     // Timed in interleaved rounds (bench::time_interleaved): at P = 2 every
-    // policy runs the same tree, and rows timed one after another were
+    // policy runs the same tree, and rows timed one after another would be
     // ranked by how far the branch predictor had learned the root's merge.
     // Each timed call follows one untimed call of the same row.
     {

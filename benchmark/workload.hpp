@@ -8,7 +8,7 @@
 //              the low indices, unions grow slowly
 //   identical  every rank the same support
 //   disjoint   rank r only at indices = r mod P
-//   fem        seed 003's FEM data, modelled: mesh nodes numbered level by
+//   fem        Hofmann and Rünger's (2008) FEM data, modelled: mesh nodes numbered level by
 //              level of adaptive refinement (564 coarse nodes, the count
 //              doubling per level); rank r owns a subdomain, i.e. in every
 //              level one contiguous run of 6-11% of that level's nodes

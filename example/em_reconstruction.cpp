@@ -1,8 +1,8 @@
 // ML-EM image reconstruction (emission tomography style) with a grouped
 // allreduce plan: every rank holds the rays of its own detector band, so its
 // backprojection touches only part of the image, a sparse vector; each
-// iteration sums the backprojections of all ranks with seed 002's
-// group-replicated accumulation on a 2D cartesian mesh of ranks.
+// iteration sums the backprojections of all ranks with the
+// group-replicated accumulation of Chen and Lee (n.d.) on a 2D cartesian mesh of ranks.
 //
 //   mpiexec -n 4 em_reconstruction [side] [rays_per_rank] [iterations]
 //

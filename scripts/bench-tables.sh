@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Markdown tables from the CSV files of scripts/bench.sh:
 #
-#   scripts/bench-tables.sh [DIR] > DIR/tables.md      (default doc/results/bench)
+#   scripts/bench-tables.sh DIR > DIR/tables.md
 #
 # One table per file and cell (P, dimension, density, placement, type, op):
 # every algorithm's median time, bytes and messages (all ranks), its ratio to
@@ -12,7 +12,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export LC_NUMERIC=C
-dir=${1:-doc/results/bench}
+dir=${1:?usage: scripts/bench-tables.sh DIR}
 
 for f in "$dir"/p*.csv; do
     [[ -s $f ]] || continue

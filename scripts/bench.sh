@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
-# The benchmark of doc/benchmarks.md, from one command:
+# Every row of sparse_reduce_bench over many cells, from one command:
 #
-#   scripts/bench.sh [OUT_DIR [all|real|sim]]   (default doc/results/bench all)
+#   scripts/bench.sh [OUT_DIR [all|real|sim]]   (default BUILD_DIR/bench-results all)
 #
 # real: the runs under mpiexec; sim: the simulator's (deterministic, so they
 # may run beside other work); all: both, then the tables and the plots.
-# Builds the release preset, then runs sparse_reduce_bench:
+# Builds sparse_reduce_bench (BUILD_DIR, default build/release), then runs:
 #   p2_density.csv   P = 2, 2^21 doubles, +, uniform, density 0.0001 .. 1
 #   p2_dist.csv      P = 2, 2^21, densities 0.001 / 0.01 / 0.1, zipf and identical
 #   p2_wires.csv     P = 2, 2^21, density 0.01: every policy x wire format
 #   p2_types.csv     P = 2, 2^21, density 0.01: float and int64, + and max
 #   p2_size.csv      P = 2, density 0.01 and 0.001, 2^14 .. 2^23 doubles
-#   p2_fem.csv       P = 2, seed 003's FEM-like vectors, 564 * 2^s nodes, s = 0 .. 12
+#   p2_fem.csv       P = 2, FEM-like vectors (Hofmann and Rünger 2008),
+#                    564 * 2^s nodes, s = 0 .. 12
 #   p4.csv, p8.csv   P = 4 and 8 (oversubscribed on 2 cores: bytes and
 #                    messages are exact, times are not), 2^21, 0.001 / 0.01 / 0.1
 #   sim_ib.csv, sim_10g.csv
@@ -19,23 +20,21 @@
 #                    densities 0.001 / 0.01 / 0.1, with this repository's
 #                    tuning (doc/results/tuning.txt)
 #   tables.md        every file as markdown tables (scripts/bench-tables.sh)
-# and draws doc/img/bench_latency_vs_density.png and
-# doc/img/bench_speedup_vs_size.png with gnuplot (scripts/plot-bench.sh).
-# About 15 minutes on 2 cores; run it on an otherwise idle machine.
+# and draws latency_vs_density.png, speedup_vs_size.png and fem.png in
+# OUT_DIR with gnuplot (scripts/plot-bench.sh). Every result is checked
+# against MPI_Reduce's. About 15 minutes on 2 cores; run it on an otherwise
+# idle machine.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export LC_NUMERIC=C OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-out=${1:-doc/results/bench}
+source scripts/bench-run.sh
+out=${1:-$build/bench-results}
 parts=${2:-all}
 mkdir -p "$out"
-
-cmake --preset release >/dev/null
-cmake --build --preset release -j2 --target sparse_reduce_bench >/dev/null
-bench=build/release/benchmark/sparse_reduce_bench
+bench_build sparse_reduce_bench
+bench=$build/benchmark/sparse_reduce_bench
 log=$out/bench.log
 : >"$log"
-
-source scripts/bench-run.sh
 
 big=$((1 << 21))
 if [[ $parts != sim ]]; then
@@ -78,4 +77,4 @@ done
 fi
 scripts/bench-tables.sh "$out" >"$out/tables.md"
 scripts/plot-bench.sh "$out"
-echo "bench.sh: results in $out, plots in doc/img/bench_*.png"
+echo "bench.sh: results and plots in $out"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Checks the layout of include/sparse_reduce/ (issue 16):
+# Checks the layout of include/sparse_reduce/:
 #   - no header over 600 lines;
 #   - no include cycle between folders;
 #   - no include from a lower layer into collective/ or sort/, and no include

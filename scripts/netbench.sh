@@ -40,7 +40,7 @@
 # Each host is also a UTS namespace (hostname h<i>): Open MPI tells nodes
 # apart by hostname. Nothing outside the namespaces is touched but
 # /etc/netns/<ns>/hosts (read by `ip netns exec`) and a temporary directory
-# (which also holds Open MPI's session directories);
+# (which also holds Open MPI's run-time directories);
 # all of it is deleted on exit, failure or signal, and what a run killed
 # outright (SIGKILL, a CTest timeout) left is deleted by the next run.
 #
@@ -48,7 +48,7 @@
 # Open MPI's default (bind to the first free core) pins every host's rank to
 # core 0. Two ranks busy-polling one core take turns per scheduler tick
 # (CONFIG_HZ=250, no preemption: 4 ms): every message waited 4 ms and
-# MPI_Barrier took 8 ms (issue 15). --bind core pins host i to core i mod
+# MPI_Barrier took 8 ms. --bind core pins host i to core i mod
 # NCORES instead. Idle ranks yield (mpi_yield_when_idle): at P = 2 it costs
 # about 1 us of latency, and on a loaded machine (others' builds) it lets the
 # kernel's network work run: 1 MiB at 1 Gbit/s took 1.85x its line-rate time
@@ -57,7 +57,7 @@
 # measure the scheduler as much as the network; there a yielding rank sleeps
 # instead (--nap: sched_yield replaced by a 50 us nanosleep through a
 # preloaded library the script compiles), which at P = 8 on 2 cores took the
-# barrier from 12 ms to 0.9 ms (doc/benchmarks.md).
+# barrier from 12 ms to 0.9 ms.
 #
 # Open MPI (Debian's 4.1) runs on TCP only: pml ob1, btl tcp,self, the BTL
 # and the runtime's out-of-band channel on 10.77.0.0/24, launched by an
@@ -116,7 +116,7 @@ for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep -E '^srnb[0-9]+(
     kill -0 "$pid" 2>/dev/null || { delete_ns "$ns"; rm -rf "/tmp/netbench.srnb$pid".*; }
 done
 work=$(mktemp -d "/tmp/netbench.$prefix.XXXXXX")
-mkdir "$work/session" # Open MPI's session directories, deleted with $work
+mkdir "$work/ompi" # Open MPI's run-time directories, deleted with $work
 cleanup() {
     local rc=$?
     trap - EXIT INT TERM HUP
@@ -226,7 +226,7 @@ fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 unset OMPI_MCA_rmaps_base_oversubscribe OMPI_MCA_btl OMPI_MCA_pml OMPI_MCA_mpi_yield_when_idle
 cmd=(mpirun -n "$hosts" --hostfile "$work/hostfile" ${placement[@]+"${placement[@]}"}
-    --mca plm_rsh_agent "$work/agent" --mca plm_rsh_no_tree_spawn 1 --mca orte_tmpdir_base "$work/session"
+    --mca plm_rsh_agent "$work/agent" --mca plm_rsh_no_tree_spawn 1 --mca orte_tmpdir_base "$work/ompi"
     --mca pml ob1 --mca btl tcp,self --mca mpi_yield_when_idle "$yield" ${napping[@]+"${napping[@]}"}
     --mca btl_tcp_if_include 10.77.0.0/24 --mca oob_tcp_if_include 10.77.0.0/24
     "$@")

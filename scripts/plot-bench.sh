@@ -1,21 +1,21 @@
 #!/usr/bin/env bash
 # Draws the benchmark's pictures from the CSV files of scripts/bench.sh:
 #
-#   scripts/plot-bench.sh [DIR]       (default doc/results/bench)
+#   scripts/plot-bench.sh DIR [IMG_DIR]       (IMG_DIR: default DIR)
 #
-#   doc/img/bench_latency_vs_density.png  P = 2, 2^21 doubles: latency against
+#   IMG_DIR/latency_vs_density.png  P = 2, 2^21 doubles: latency against
 #       density for every algorithm, sparse input (left) and the dense drop-in
-#       (right); the shape of seed 003's Figure 3 (left)
-#   doc/img/bench_speedup_vs_size.png     P = 2: speedup over MPI_Reduce
+#       (right); the shape of Hofmann and Rünger 2008's Figure 3 (left)
+#   IMG_DIR/speedup_vs_size.png     P = 2: speedup over MPI_Reduce
 #       against vector size at densities 0.01 and 0.001; its Figure 2 (left)
-#   doc/img/bench_fem.png                 P = 2, FEM-like vectors: the root's
+#   IMG_DIR/fem.png                 P = 2, FEM-like vectors: the root's
 #       bandwidth (dense bytes / time) against vector size; its Figure 4 (right)
 # Needs gnuplot (Debian: gnuplot-nox).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export LC_NUMERIC=C
-dir=${1:-doc/results/bench}
-img=doc/img
+dir=${1:?usage: scripts/plot-bench.sh DIR [IMG_DIR]}
+img=${2:-$dir}
 mkdir -p "$img"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -60,7 +60,7 @@ for a in "${dense_algos[@]}"; do
 done
 gnuplot <<EOF
 set terminal pngcairo noenhanced size 1400,560 font ",10"
-set output "$img/bench_latency_vs_density.png"
+set output "$img/latency_vs_density.png"
 set multiplot layout 1,2 title "P = 2, 2^21 doubles (16 MiB), +, uniform positions: latency (median)"
 set logscale xy
 set grid
@@ -88,7 +88,7 @@ for d in 0.01 0.001; do
 done
 gnuplot <<EOF
 set terminal pngcairo noenhanced size 1400,560 font ",10"
-set output "$img/bench_speedup_vs_size.png"
+set output "$img/speedup_vs_size.png"
 set multiplot layout 1,2 title "P = 2, doubles, +, uniform positions: speedup over MPI_Reduce of the dense buffer (median times)"
 set logscale xy
 set format x "2^%L"
@@ -111,7 +111,7 @@ for a in "mpi_reduce" "boost_serialized" "gatherv_merge" "binomial [index_value_
 done
 gnuplot <<EOF
 set terminal pngcairo noenhanced size 900,560 font ",10"
-set output "$img/bench_fem.png"
+set output "$img/fem.png"
 set title "P = 2, FEM-like vectors (564 * 2^s nodes, 6-11% nonzeros per rank, in subdomain runs)"
 set logscale xy
 set grid
@@ -120,4 +120,4 @@ set ylabel "bandwidth at the root: dense bytes / latency [GB/s]"
 set key left top
 $(plot_cmd "${specs[@]}")
 EOF
-echo "plot-bench.sh: $img/bench_latency_vs_density.png $img/bench_speedup_vs_size.png $img/bench_fem.png"
+echo "plot-bench.sh: $img/latency_vs_density.png $img/speedup_vs_size.png $img/fem.png"

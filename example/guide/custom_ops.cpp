@@ -1,11 +1,17 @@
-// The guide's "Custom operators": a functor with identity(), make_op, a
-// non-commutative operation on a struct value type.
+// The guide's "Custom operators": a functor with identity(), make_op, the
+// identity contract, a non-commutative operation on a struct value type.
 
 #include <sparse_reduce/sparse_reduce.hpp>
 
+#include <boost/mpi/collectives.hpp>
+
 #include <algorithm>
+#include <cmath>
+#include <iostream>
 #include <numeric>
+#include <string>
 #include <type_traits>
+#include <vector>
 
 #include "guide.hpp"
 
@@ -61,6 +67,47 @@ bool custom_ops(const boost::mpi::communicator& world)
         sr::reduce(world, mine, out, gcd, 0);
         //! [make_op]
         if (me == 0) ok &= out.nnz() == 1 && out.indices()[0] == 42 && out.values()[0] == 6;
+    }
+    {
+        // Signed data: rank 1 alone holds -7 at index 3; every rank holds 2 at index 5.
+        std::vector<double> x(8, 0.0), out;
+        if (me == 1) x[3] = -7.0;
+        x[5] = 2.0;
+        //! [identity fixed]
+        // The largest magnitude. 0 is an identity of max(a, b) for a, b >= 0 only, so reduce |x|:
+        std::vector<double> magnitude(x.size());
+        std::transform(x.begin(), x.end(), magnitude.begin(), [](double v) { return std::abs(v); });
+        const auto largest = sr::make_op([](double a, double b) { return std::max(a, b); }, 0.0, sr::commutative);
+        sr::reduce(world, magnitude, out, largest, 0); // on rank 0: out[3] == 7
+        // For the largest signed value, a max whose identity is -inf: sr::max (or make_op with
+        // -std::numeric_limits<double>::infinity(), std::numeric_limits<T>::lowest() for integers).
+        //! [identity fixed]
+        // MPI_Reduce of the same dense data with max(|a|, |b|) (Boost.MPI builds the MPI_Op).
+        std::vector<double> mpi(x.size(), 0.0);
+        const auto abs_max = [](double a, double b) { return std::max(std::abs(a), std::abs(b)); };
+        if (me == 0) boost::mpi::reduce(world, x.data(), int(x.size()), mpi.data(), abs_max, 0);
+        else boost::mpi::reduce(world, x.data(), int(x.size()), abs_max, 0);
+        if (me == 0) ok &= (ranks < 2 || (out[3] == 7.0 && mpi[3] == 7.0)) && out[5] == 2.0 && out == mpi;
+
+        std::string text;
+        //! [identity broken]
+        // Wrong: 0 is not an identity of max(|a|, |b|) on signed data: op(0, -7) = 7, not -7.
+        const auto abs_max_op = sr::make_op([](double a, double b) { return std::max(std::abs(a), std::abs(b)); },
+                                            0.0, sr::commutative);
+        try {
+            sr::reduce(world, x, out, abs_max_op, 0); // unchecked, rank 0 would receive -7 at index 3
+        } catch (const sr::error& e) {
+            // on rank 1 (it holds the -7) and on the root: "sparse_reduce: reduce failed on rank 1: make_op's
+            // identity 0 is not an identity of the operation: op(0, -7) = 7, not -7 (...)"
+            std::cerr << e.what() << '\n';
+            //! [identity broken]
+            text = e.what();
+            //! [identity broken]
+        }
+        //! [identity broken]
+        const bool should_throw = ranks >= 2 && (me == 0 || me == 1);
+        ok &= should_throw == !text.empty() &&
+              (text.empty() || text.find("op(0, -7) = 7, not -7") != std::string::npos);
     }
     {
         //! [non-commutative]

@@ -7,6 +7,7 @@
 
 namespace guide {
 
+bool outputs(const boost::mpi::communicator& world);
 bool custom_ops(const boost::mpi::communicator& world);
 bool plans(const boost::mpi::communicator& world);
 bool report(const boost::mpi::communicator& world);

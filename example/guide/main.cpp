@@ -19,7 +19,8 @@ struct section {
 };
 
 const section sections[] = {
-    {"custom_ops", guide::custom_ops}, {"plans", guide::plans},   {"report", guide::report},
+    {"outputs", guide::outputs},       {"custom_ops", guide::custom_ops},
+    {"plans", guide::plans},           {"report", guide::report},
     {"allreduce", guide::allreduce},   {"reduce_scatter", guide::reduce_scatter},
     {"sort", guide::sort},             {"tuning", guide::tuning}, {"floating_point", guide::floating_point},
     {"errors", guide::errors},

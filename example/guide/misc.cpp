@@ -19,8 +19,9 @@ namespace guide {
 bool tuning(const boost::mpi::communicator& world)
 {
     const int me = world.rank(), ranks = world.size();
-    // Stands in for sparse_reduce_tune's output: the built-in defaults, in its format.
-    if (me == 0) std::ofstream("tuning.txt") << sr::to_string(sr::tuning{});
+    // Stands in for sparse_reduce_tune's output where there is none (the built-in
+    // defaults, in its format); a tuning.txt the tuner wrote is read, not replaced.
+    if (me == 0 && !std::ifstream("tuning.txt")) std::ofstream("tuning.txt") << sr::to_string(sr::tuning{});
     world.barrier();
     std::vector<float> mine(4096, 0.0f), out;
     mine[static_cast<std::size_t>(me)] = 1.0f;
@@ -28,9 +29,11 @@ bool tuning(const boost::mpi::communicator& world)
     // The file sparse_reduce_tune wrote; every rank must read the same thresholds.
     const sr::policy::automatic tuned{.tuning_file = "tuning.txt"};
     auto plan = sr::make_plan(world, 0, mine.size(), tuned);
-    plan.reduce(mine, out, std::plus<>{});
+    const sr::report r = plan.reduce(mine, out, std::plus<>{});
+    // r.tuning is "tuning.txt": the tuning this call's choice came from
     //! [tuning]
-    return me != 0 || (out.size() == 4096 && out[static_cast<std::size_t>(ranks - 1)] == 1.0f);
+    const bool named = r.tuning.find("tuning.txt") != std::string::npos;
+    return named && (me != 0 || (out.size() == 4096 && out[static_cast<std::size_t>(ranks - 1)] == 1.0f));
 }
 
 bool floating_point(const boost::mpi::communicator& world)
@@ -79,22 +82,41 @@ bool errors(const boost::mpi::communicator& world)
     }
     {
         auto plan = sr::make_plan(world, 0, 100);
-        std::string text;
+        std::string one_shot, planned, all;
         //! [bad input]
-        // Rank 1 passes a vector of the wrong dimension: rank 1 and the root throw, the others return.
+        // Rank 1 passes a vector of the wrong dimension.
         Eigen::SparseVector<double> v(me == 1 ? 50 : 100);
         try {
-            plan.reduce(v, out, std::plus<>{});
+            sr::reduce(world, v, out, std::plus<>{}, 0); // one-shot: every rank throws, before anything is sent
         } catch (const sr::error& e) {
-            // "sparse_reduce: reduce failed on rank 1: dimension mismatch: rank 1 has dimension 50, the plan has 100"
+            // "sparse_reduce: dimension mismatch: rank 1 has dimension 50; the root (rank 0) has 100"
             std::cerr << e.what() << '\n';
             //! [bad input]
-            text = e.what();
+            one_shot = e.what();
+            //! [bad input]
+        }
+        try {
+            plan.reduce(v, out, std::plus<>{}); // a plan of dimension 100: rank 1 and the root throw
+        } catch (const sr::error& e) {
+            // rank 1 and the root: "sparse_reduce: reduce failed on rank 1: dimension mismatch: rank 1 has
+            // dimension 50, the plan has 100"; the other ranks return normally
+            std::cerr << e.what() << '\n';
+            //! [bad input]
+            planned = e.what();
             //! [bad input]
         }
         //! [bad input]
-        const bool should_throw = me == 0 || me == 1;
-        ok &= should_throw == !text.empty() && (text.empty() || text.find("rank 1") != std::string::npos);
+        const bool two = world.size() >= 2;
+        ok &= two == (one_shot.find("dimension mismatch: rank 1 has dimension 50") != std::string::npos);
+        const bool should_throw = two && (me == 0 || me == 1);
+        ok &= should_throw == !planned.empty() && (planned.empty() || planned.find("rank 1") != std::string::npos);
+        // allreduce: every rank throws, naming rank 1
+        try {
+            sr::allreduce(world, v, out, std::plus<>{});
+        } catch (const sr::error& e) {
+            all = e.what();
+        }
+        ok &= two == (all.find("rank 1 has dimension 50") != std::string::npos);
     }
     return ok;
 }

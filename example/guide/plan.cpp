@@ -45,15 +45,21 @@ bool report(const boost::mpi::communicator& world)
     if (world.rank() == 0) {
         std::cout << r.algorithm << '\n'                   // what ran, and for automatic the rule
                   << r.reason << '\n'                      // why, in words
+                  << r.tuning << '\n'                      // automatic's tuning: "built-in defaults" or a file
                   << r.bytes_sent << " B sent in " << r.messages_sent << " messages, "
                   << r.bytes_received << " B received, "   // by this rank
                   << r.seconds << " s\n"                   // the call's time on this rank
-                  << r << '\n';                          // all of it on one line
+                  << r << '\n';                            // all of it on one line
     }
+    //! [report]
+    ok &= !r.tuning.empty_text(); // automatic names its tuning on every rank
+    //! [report]
     // A fixed policy, with its wire format and segment size:
     r = sr::reduce(world, mine, out, std::plus<>{}, 0,
                    sr::policy::k_ary{.k = 2, .wire = sr::wire::index_value, .segment_bytes = 32 << 10});
+    // r.tuning is empty: a fixed policy consults no tuning
     //! [report]
+    ok &= r.tuning.empty_text(); // a fixed policy consults no tuning
     if (me == 0) {
         std::cout << r << '\n';
         ok &= r.algorithm.find("k_ary") != std::string::npos && r.messages_sent == 0;

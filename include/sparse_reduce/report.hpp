@@ -54,16 +54,21 @@ struct report {
     report_text algorithm;
     /// Why, in words, e.g. "binomial tree: the data is sparse and the ranks few".
     report_text reason;
+    /// The tuning automatic selection read: "built-in defaults", the file's
+    /// path (policy::automatic::tuning_file or $SPARSE_REDUCE_TUNING), or the
+    /// `source` of a tuning given in the policy. Empty for fixed policies.
+    report_text tuning;
     std::size_t bytes_sent = 0;     ///< By this rank, headers included.
     std::size_t bytes_received = 0; ///< By this rank.
     std::size_t messages_sent = 0;  ///< By this rank.
     double seconds = 0;             ///< The call's time on this rank (MPI_Wtime around it).
 
-    /// One line: algorithm; reason; bytes and messages; seconds.
+    /// One line: algorithm; reason; tuning; bytes and messages; seconds.
     friend std::ostream& operator<<(std::ostream& os, const report& r)
     {
         os << r.algorithm;
         if (!r.reason.empty_text()) os << "; " << r.reason;
+        if (!r.tuning.empty_text()) os << "; tuning: " << r.tuning;
         return os << "; sent " << r.bytes_sent << " B in " << r.messages_sent << " messages, received "
                   << r.bytes_received << " B, in " << r.seconds << " s";
     }

@@ -6,9 +6,9 @@
 // CMakeLists.txt; configuring checks that the two agree.
 
 #define SPARSE_REDUCE_VERSION_MAJOR 0       ///< Major version.
-#define SPARSE_REDUCE_VERSION_MINOR 1       ///< Minor version.
+#define SPARSE_REDUCE_VERSION_MINOR 9       ///< Minor version.
 #define SPARSE_REDUCE_VERSION_PATCH 0       ///< Patch version.
-#define SPARSE_REDUCE_VERSION_STRING "0.1.0" ///< "major.minor.patch".
+#define SPARSE_REDUCE_VERSION_STRING "0.9.0" ///< "major.minor.patch".
 
 namespace sparse_reduce {
 /// The version as text, "major.minor.patch" (SPARSE_REDUCE_VERSION_STRING).

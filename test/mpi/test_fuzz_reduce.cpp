@@ -73,7 +73,7 @@ std::vector<double> random_dense(std::mt19937_64& rng, std::size_t n)
 
 struct outcome {
     bool valid = true;            // the victim's input decodes
-    bool other_dimension = false; // it decodes, to another dimension
+    bool other_dimension = false; // it has another dimension (valid or not)
     std::vector<double> dense;    // decoded, when valid
 };
 
@@ -105,9 +105,9 @@ outcome corrupt_rle(sr::rle_vector<double>& v, std::size_t dim, std::mt19937_64&
     std::copy(w.begin(), w.end(), v.prepare(d, w.size()));
     v.commit(w.size(), v.nnz());
     outcome o;
+    o.other_dimension = d != dim; // the vector's dimension, whether its stream decodes or not
     try {
         const sr::rle_vector<double> check(d, std::span<const double>(w));
-        o.other_dimension = d != dim;
         o.dense.assign(d, 0.0);
         sr::convert_into(o.dense, check);
     } catch (const sr::error&) {
@@ -133,8 +133,8 @@ outcome corrupt_eigen(Eigen::SparseVector<double>& v, std::size_t dim, std::mt19
     const auto d = static_cast<std::size_t>(v.size());
     for (std::size_t k = 0; k < n && o.valid; ++k)
         o.valid = idx[k] >= 0 && static_cast<std::size_t>(idx[k]) < d && (k == 0 || idx[k - 1] < idx[k]);
+    o.other_dimension = d != dim; // the vector's dimension, whether its indices are valid or not
     if (o.valid) {
-        o.other_dimension = d != dim;
         o.dense.assign(d, 0.0);
         for (std::size_t k = 0; k < n; ++k) o.dense[static_cast<std::size_t>(idx[k])] = v.valuePtr()[k];
     }
@@ -215,13 +215,12 @@ BOOST_AUTO_TEST_CASE(corrupt_inputs_to_reduce_at_two_ranks)
                 BOOST_TEST(all_ok(what.empty()));
             } else {
                 ++failed_calls;
-                // a malformed input: the root and the victim (which detects it);
-                // another dimension: the root, which sees a child of another dimension
-                // (or is the victim), throws; the other rank may or may not
-                const who_throws who = o.valid ? who_throws([&](int r) { return r == root ? expect::throws : expect::either; })
-                                               : reduce_throwers(root, victim);
+                // another dimension (malformed or not): the one-shot call's
+                // dimension agreement fails on every rank, before anything is
+                // sent; a malformed input: the root and the victim (which detects it)
+                const who_throws who = o.other_dimension ? everyone_throws() : reduce_throwers(root, victim);
                 BOOST_TEST(inject_fault({.context = ctx, .who = who,
-                                         .needles = {o.valid ? "dimension" : "rank " + std::to_string(victim)}},
+                                         .needles = {o.other_dimension ? "dimension mismatch" : "rank " + std::to_string(victim)}},
                                         [&] { call(in); },
                                         [&] { return std::visit([&](const auto& p) { return good_reduce(p, root); }, pol); }));
             }

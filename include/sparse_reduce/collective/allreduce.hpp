@@ -47,7 +47,10 @@
 /// broadcast. An op may throw anything (`throw 42;` too): every exception is
 /// caught and becomes that rank's failure. Before anything is sent, the plan
 /// refuses an intercommunicator and an invalid policy (validate in
-/// policy_check.hpp) on every rank.
+/// policy_check.hpp) on every rank, and ranks of different dimensions, naming
+/// the ranks whose dimension is not the most common one. An op made by
+/// make_op whose identity does not hold on a sample of some rank's values (a
+/// plan's first call with that op) throws on every rank, naming the rank.
 
 #include <cstddef>
 #include <cstdint>
@@ -64,6 +67,7 @@
 #include "../exec/comm_state.hpp"
 #include "../mpi/transport.hpp"
 #include "../error.hpp"
+#include "../kernel/identity_law.hpp"
 #include "../policy.hpp"
 #include "../policy_check.hpp"
 #include "../report.hpp"
@@ -160,21 +164,25 @@ public:
             return {};
         } else {
             const double start = MPI_Wtime();
+            auto&& target = detail::writable_output(std::forward<Out>(out));
+            test_identity_law(in, op);
             report r;
             if constexpr (!is_automatic) {
-                r = run(*detail::allreduce_algorithm_of<Policy>, in, out, op);
+                r = run(*detail::allreduce_algorithm_of<Policy>, in, target, op);
                 r.reason = named;
             } else {
                 if constexpr (repr_traits<std::remove_cvref_t<In>>::kind == repr_kind::dense)
                     if (comm_.size() == 1) {
-                        r = detail::one_rank_allreduce(dimension_, in, out, op);
+                        r = detail::one_rank_allreduce(dimension_, in, target, op);
+                        r.tuning = tuning_name();
                         r.seconds = MPI_Wtime() - start;
                         return r;
                     }
-                const auto [a, w] = choose<value_type_of<In>, detail::builds_in_output<Out>>(in, op);
-                r = run(a, in, out, op, w);
+                const auto [a, w] = choose<value_type_of<In>, detail::builds_in_output<std::remove_cvref_t<decltype(target)>>>(in, op);
+                r = run(a, in, target, op, w);
                 r.algorithm = "automatic: " + r.algorithm;
                 r.reason = modelled;
+                r.tuning = tuning_name();
             }
             r.seconds = MPI_Wtime() - start;
             return r;
@@ -182,20 +190,36 @@ public:
     }
 
 private:
+    // On the plan's first call with this operation type (one-shot calls:
+    // the communicator's first): does op's declared identity hold on a
+    // sample of every rank's values? One small agreement; a violation
+    // anywhere throws on every rank, naming the rank.
+    template <class In, class Op>
+    void test_identity_law(const In& in, const Op& op)
+    {
+        if (const auto broken = detail::identity_law_once(buffers_->identity_tested, op, identity<value_type_of<In>>(op), in))
+            detail::throw_if_any_failed(private_, broken->empty() ? *broken : "rank " + std::to_string(comm_.rank()) + ": " + *broken,
+                                        "allreduce failed on");
+    }
+
+    // The tuning automatic reads, for the report; named once per tuning.
+    report_text tuning_name()
+    {
+        const tuning& t = policy_.tuned ? *policy_.tuned : current_tuning(policy_.tuning_file);
+        if (!buffers_->tuning || *buffers_->tuning != t.source)
+            buffers_->tuning = std::make_shared<const std::string>(t.source);
+        return report_text(buffers_->tuning);
+    }
+
     // What both constructors do, collectively.
     void init()
     {
         // The ranks agree on the dimension once; a call's vector is then
         // checked against the plan's locally.
-        const long long mine[2] = {static_cast<long long>(dimension_), -static_cast<long long>(dimension_)};
-        long long all[2];
-        MPI_Allreduce(mine, all, 2, MPI_LONG_LONG, MPI_MAX, private_);
-        if (all[0] != -all[1])
-            detail::fail("dimension mismatch: the ranks' dimensions range from " + std::to_string(-all[1]) + " to " +
-                         std::to_string(all[0]));
+        detail::agree_on_dimension(private_, dimension_, detail::most_common_dimension);
         if constexpr (has_reduce) {
-            if constexpr (is_automatic) reduce_.emplace(comm_, 0, dimension_, policy_);
-            else reduce_.emplace(comm_, 0, dimension_, policy_.tree);
+            if constexpr (is_automatic) reduce_.emplace(detail::agreed_dimension_t{}, comm_, 0, dimension_, policy_);
+            else reduce_.emplace(detail::agreed_dimension_t{}, comm_, 0, dimension_, policy_.tree);
             reduce_->use_windows_only(); // its broadcast pairs with the windowed stream (whole messages: not yet)
         }
         if constexpr (std::same_as<Policy, policy::split_allgather> || is_automatic) {

@@ -2,14 +2,16 @@
 /// @file
 /// Internal: compile-time checks of a collective's arguments, each failing
 /// with a sentence that names the fix. Included by the collectives' headers.
-// (issue 17) The public entry points take any argument types and call
-// checked_call first: a mistake then ends in one of these messages rather
-// than in the last line of a concept's diagnostics, in internal names. Valid
-// calls compile exactly as before.
+// The public entry points take any argument types and call checked_call
+// first: a mistake then ends in one of these messages rather than in the
+// last line of a concept's diagnostics, in internal names.
 
 #include <concepts>
+#include <cstddef>
+#include <span>
 #include <type_traits>
 
+#include "../detail/exhaustive.hpp"
 #include "../op/associative_op.hpp"
 #include "../repr/representation.hpp"
 #include "../wire/block.hpp"
@@ -23,6 +25,21 @@ struct in_and_out_value_types {
     static constexpr bool same = std::same_as<InValue, OutValue>;
     static_assert(same, "in and out hold different value types (named in in_and_out_value_types<in, out>)");
 };
+
+// A const std::span still writes to its elements: the collectives write
+// through a copy of it (writable_output). Any other const output is an error.
+template <class Out>
+inline constexpr bool const_span_output = false;
+template <class T, std::size_t E>
+inline constexpr bool const_span_output<const std::span<T, E>> = !std::is_const_v<T>;
+
+// out as the collectives write it: a const span's copy, else out itself.
+template <class Out>
+decltype(auto) writable_output(Out&& out)
+{
+    if constexpr (const_span_output<std::remove_reference_t<Out>>) return std::remove_cvref_t<Out>(out);
+    else return std::forward<Out>(out);
+}
 
 enum class value_rule {
     wire,               // trivially copyable, aligned to at most 8 bytes (reduce, allreduce)
@@ -40,6 +57,11 @@ constexpr bool checked_call()
         static_assert(has_representation,
                       "no representation for this type: include <sparse_reduce/repr/eigen.hpp> or the umbrella "
                       "header <sparse_reduce/sparse_reduce.hpp>");
+        return false;
+    } else if constexpr (std::is_const_v<std::remove_reference_t<Out>> &&
+                         !const_span_output<std::remove_reference_t<Out>>) {
+        static_assert(dependent_false<Out>, "out is const: pass a vector the collective can write (a non-const "
+                                            "object, or a std::span of non-const values)");
         return false;
     } else if constexpr (!in_and_out_value_types<value_type_of<In>, value_type_of<Out>>::same) {
         return false;

@@ -18,11 +18,12 @@
 /// order-preserving form, used as is, and its top forwards the result to any
 /// other root. Commutative operations get the tree rotated onto the root.
 ///
-/// Failure never hangs: if a rank's op throws, ranks disagree on the
-/// dimension, or a message is malformed, the error travels up the tree; the
-/// root throws sparse_reduce::error naming the rank where it happened, and so
-/// does the rank that detected it. An invalid root throws on every rank
-/// before anything is sent.
+/// Failure never hangs: if a rank's op throws, its input is corrupt or of
+/// another dimension than its plan's, or a message is malformed, the error
+/// travels up the tree; the root throws sparse_reduce::error naming the rank
+/// where it happened, and so does the rank that detected it. An invalid root
+/// or policy, and ranks whose one-shot vectors (or plans) differ in
+/// dimension, throw on every rank before anything is sent.
 
 #include <algorithm>
 #include <cstddef>
@@ -44,6 +45,8 @@
 #include "../exec/reduce_node.hpp"
 #include "../kernel/combine.hpp"
 #include "../kernel/entry_stream.hpp"
+#include "../kernel/identity_law.hpp"
+#include "../mpi/dimension_agreement.hpp"
 #include "../op/associative_op.hpp"
 #include "../op/builtin.hpp"
 #include "../policy.hpp"
@@ -58,63 +61,9 @@
 #include "../select/tree_table.hpp"
 #include "../tree/optimal_binary.hpp"
 #include "call_check.hpp"
+#include "reduce_memo.hpp"
 
 namespace sparse_reduce {
-namespace detail {
-
-inline constexpr int default_k = 4;
-
-
-// What a schedule was chosen for: the values' size and the output's kind,
-// and, when the call measured, the summed statistics (or optimal_binary's
-// gathered entry counts and dimension). The whole-message path's key is all
-// zero (value_bytes 0, which no windowed call has).
-struct selection_key {
-    std::size_t value_bytes = 0;
-    bool dense_output = false;
-    bool measured = false; // the statistics allreduce ran: sum holds its result
-    bool whole = false;    // chosen for the whole-message path
-    bool root_dense_output = false; // measured calls: the root's output kind, agreed
-    local_summary sum;
-    std::vector<double> entries; // optimal_binary: every rank's entry count
-    double dimension = 0;        // optimal_binary: the largest dimension
-    bool operator==(const selection_key&) const = default;
-};
-
-// What a plan remembers between calls: the schedule per commutativity, with
-// the key it was chosen for, and automatic's call counter.
-struct selection_memo {
-    unsigned calls_since_measure[2] = {0, 0};
-    std::optional<std::pair<selection_key, schedule>> cache[2];
-    dense_stats_memo dense_stats; // one-shot calls on dense inputs
-    // the report's text for the schedule last described (built once per schedule)
-    const schedule* described = nullptr;
-    bool described_whole = false;
-    std::shared_ptr<const std::string> description;
-    std::shared_ptr<const std::string> reason;
-};
-
-// A plan's memory: its selection and the buffers its calls work in.
-struct plan_memory {
-    selection_memo memo;
-    node_buffers whole;
-    std::vector<node_buffers> pools;
-    call_arena arena;
-};
-
-// One-shot calls keep their selection on the communicator, per policy type,
-// for the last (policy, root, dimension) they were made with.
-template <class Policy>
-struct one_shot_memo {
-    std::optional<Policy> policy;
-    int root = -1;
-    std::size_t dimension = 0;
-    selection_memo memo;
-};
-
-struct one_shot_t {};
-
-} // namespace detail
 
 /// A reduce for a fixed communicator, root, dimension and policy, made once
 /// and called many times: it keeps its schedule and buffers between calls
@@ -131,25 +80,21 @@ public:
     /// @param dimension every rank's vector dimension
     /// @param policy    the tree, wire format and segment size
     /// @throws sparse_reduce::error on every rank for an invalid root or
-    ///         policy, or a tuning file that cannot be read on some rank
+    ///         policy, ranks of different dimensions (naming them), or a
+    ///         tuning file that cannot be read on some rank
     reduce_plan(const boost::mpi::communicator& comm, int root, std::size_t dimension, Policy policy = {})
         : reduce_plan(comm, root, dimension, std::make_shared<detail::plan_memory>())
     {
-        owned_policy_ = std::make_shared<const Policy>(std::move(policy));
-        policy_ = owned_policy_.get();
-        validate(*policy_); // the same on every rank: all throw, before anything is sent
-        if (detail::needs_call_stats(*policy_)) {
-            // Once per plan, together: is the tuning readable everywhere (a
-            // rank that cannot read it must not leave the others waiting),
-            // and do the ranks agree on C (then calls may skip the allreduce)?
-            const std::string tuning_error = tuning_read_error();
-            const long long mine[3] = {static_cast<long long>(dimension), -static_cast<long long>(dimension),
-                                       tuning_error.empty() ? 0 : 1};
-            long long all[3];
-            MPI_Allreduce(mine, all, 3, MPI_LONG_LONG, MPI_MAX, private_);
-            if (all[2]) detail::fail(tuning_error.empty() ? "the tuning could not be read on another rank" : tuning_error);
-            dimensions_agree_ = all[0] == -all[1];
-        }
+        agree(std::move(policy), false);
+    }
+
+    /// A plan of ranks that have agreed on the dimension already (internal:
+    /// allreduce's reduce half).
+    reduce_plan(detail::agreed_dimension_t, const boost::mpi::communicator& comm, int root, std::size_t dimension,
+                Policy policy)
+        : reduce_plan(comm, root, dimension, std::make_shared<detail::plan_memory>())
+    {
+        agree(std::move(policy), true);
     }
 
     /// A one-shot call's plan (internal: what reduce() uses): no collective here
@@ -224,8 +169,9 @@ public:
     report reduce_failed_before(const In& in, Out&& out, const Op& op, const std::string& failure)
     {
         if constexpr (detail::checked_call<In, Out, Op>()) {
-            const double start = MPI_Wtime(); // 26 ns each (Open MPI 4.1 here)
-            report rep = reduce_checked(in, out, op, failure);
+            const double start = MPI_Wtime();
+            auto&& target = detail::writable_output(std::forward<Out>(out));
+            report rep = reduce_checked(in, target, op, failure);
             rep.seconds = MPI_Wtime() - start;
             return rep;
         } else {
@@ -234,6 +180,26 @@ public:
     }
 
 private:
+    // A plan's one agreement, on every rank alike before anything is sent:
+    // a valid policy, a readable tuning (where the policy reads one) and,
+    // unless agreed already, one dimension. A call then checks its vector
+    // against the plan's dimension locally, so the rank at fault throws.
+    void agree(Policy policy, bool dimension_agreed)
+    {
+        owned_policy_ = std::make_shared<const Policy>(std::move(policy));
+        policy_ = owned_policy_.get();
+        validate(*policy_);
+        dimensions_agree_ = true;
+        const bool tuned = detail::needs_call_stats(*policy_);
+        if (dimension_agreed && !tuned) return;
+        const std::string tuning_error = tuned ? tuning_read_error() : std::string();
+        const unsigned long long mine[3] = {tuning_error.empty() ? 0ull : 1ull, dimension_, ~dimension_};
+        unsigned long long all[3];
+        MPI_Allreduce(mine, all, 3, MPI_UNSIGNED_LONG_LONG, MPI_MAX, private_);
+        if (all[0]) detail::fail(tuning_error.empty() ? "the tuning could not be read on another rank" : tuning_error);
+        if (all[1] != ~all[2]) detail::fail(detail::dimension_mismatch_text(private_, dimension_, root_));
+    }
+
     template <representation In, representation Out, class Op>
     report reduce_checked(const In& in, Out& out, const Op& op, const std::string& failed_before)
     {
@@ -254,10 +220,19 @@ private:
         // per edge): always where nothing is chosen (a fixed tree, P <= 2),
         // else where selection finds it faster than the windowed pipeline.
         const bool may_travel_whole = whole_allowed_ && detail::travels_whole<In>(policy().wire);
-        if (may_travel_whole && whole_without_choice())
-            return reduce_whole<T>(in, out, op, whole_schedule(commutative, sizeof(T)), local_failure);
+        const bool whole_now = may_travel_whole && whole_without_choice();
+        // A one-shot call's dimension is its vector's: the ranks agree on it
+        // in the statistics they exchange, or else here, before anything is
+        // sent, so a mismatch throws on every rank, naming the ranks at fault.
+        if (one_shot_ && (whole_now || !exchanges_statistics(sizeof(T))))
+            detail::agree_on_dimension(private_, dimension_, root_);
 
         const T id = identity<T>(op);
+        // make_op's identity, on the first call with the op (a one-shot memo's:
+        // since the policy, root or dimension last changed)
+        if (local_failure.empty())
+            if (auto broken = detail::identity_law_once(memo_->identity_tested, op, id, in)) local_failure = *broken;
+        if (whole_now) return reduce_whole<T>(in, out, op, whole_schedule(commutative, sizeof(T)), local_failure);
         const bool count = detail::stats_needed(policy(), dimension_, sizeof(T), dimensions_agree_) && local_ok;
         // Counted only on the calls that measure (resolve calls this). The
         // count, or else the window counts below, is the walk that checks an
@@ -307,6 +282,7 @@ private:
             report rep;
             rep.algorithm = describe_once(sched, false);
             rep.reason = report_text(memo_->reason);
+            rep.tuning = tuning_name();
             rep.bytes_sent = program.bytes_sent();
             rep.bytes_received = program.bytes_received();
             rep.messages_sent = program.messages_sent();
@@ -410,10 +386,34 @@ private:
         report rep;
         rep.algorithm = describe_once(sched, true);
         rep.reason = report_text(memo_->reason);
+        rep.tuning = tuning_name();
         rep.bytes_sent = r.bytes_sent;
         rep.bytes_received = r.bytes_received;
         rep.messages_sent = r.messages_sent;
         return rep;
+    }
+
+    // Whether a windowed call exchanges statistics (resolve's allreduce or
+    // optimal_binary's allgather), where the ranks also agree on the
+    // dimension. A one-shot call's answer is the same on every rank, whatever
+    // its dimension: automatic and k_ary{.k = 0} always measure there.
+    bool exchanges_statistics(std::size_t value_bytes) const
+    {
+        return std::is_same_v<Policy, policy::optimal_binary> ||
+               detail::stats_needed(policy(), dimension_, value_bytes, dimensions_agree_);
+    }
+
+    // The tuning automatic reads, for the report (empty for fixed policies).
+    report_text tuning_name()
+    {
+        if constexpr (std::is_same_v<Policy, policy::automatic>) {
+            if (!memo_->tuning)
+                memo_->tuning = std::make_shared<const std::string>(
+                    policy().tuned ? policy().tuned->source : current_tuning(policy().tuning_file).source);
+            return report_text(memo_->tuning);
+        } else {
+            return {};
+        }
     }
 
     // Empty when this rank can read the tuning the policy uses, else why not
@@ -482,7 +482,8 @@ private:
             // A one-shot call also agrees here on whether every rank could
             // read the tuning (a plan did that once, when it was made).
             std::string tuning_error;
-            detail::stats_message mine{local, detail::agreement_of(root_, detail::policy_fingerprint(policy()))}, sum;
+            detail::stats_message mine{local, detail::agreement_of(root_, detail::policy_fingerprint(policy()), dimension_)},
+                sum;
             // The root's output kind, not each rank's: only the root writes
             // one, and a non-root may pass another kind (a dummy).
             mine.agreement.root_dense_output = rank_ == root_ && dense_output ? 1 : 0;
@@ -493,7 +494,8 @@ private:
             MPI_Allreduce(&mine, &sum, detail::stats_message::doubles, MPI_DOUBLE, MPI_SUM, private_);
             if (sum.agreement.tuning_failures > 0)
                 detail::fail(tuning_error.empty() ? "the tuning could not be read on another rank" : tuning_error);
-            detail::check_agreement(sum.agreement, size_);
+            if (!detail::check_agreement(sum.agreement, size_))
+                detail::fail(detail::dimension_mismatch_text(private_, dimension_, root_));
             key.sum = sum.summary;
             key.root_dense_output = sum.agreement.root_dense_output > 0.5;
         }
@@ -523,10 +525,13 @@ private:
         std::vector<unsigned long long> all(2 * static_cast<std::size_t>(size_));
         MPI_Allgather(mine, 2, MPI_UNSIGNED_LONG_LONG, all.data(), 2, MPI_UNSIGNED_LONG_LONG, private_);
         unsigned long long largest = 0;
+        bool same = true; // every rank sees every dimension: all throw, or none does
         for (std::size_t r = 0; r < all.size(); r += 2) {
             entries.push_back(static_cast<double>(all[r]));
             largest = std::max(largest, all[r + 1]);
+            same = same && all[r + 1] == all[1];
         }
+        if (!same) detail::fail(detail::dimension_mismatch_text(private_, dimension_, root_));
         dimension = static_cast<double>(largest);
     }
 
@@ -572,8 +577,10 @@ reduce_plan<Policy> make_plan(const boost::mpi::communicator& comm, int root, st
 /// @param policy the tree, wire format and segment size (default automatic)
 /// @return what this rank did (algorithm, reason, bytes, messages, seconds)
 /// @throws sparse_reduce::error on the root and on the rank that detected a
-///         failure (the others return normally); for an invalid root or
-///         policy on every rank, before anything is sent
+///         failure (the others return normally); on every rank, before
+///         anything is sent, for an invalid root or policy and for ranks whose
+///         vectors differ in dimension (naming the ranks whose dimension is
+///         not the root's)
 template <class In, class Out, class Op, reduce_policy Policy = policy::automatic>
 report reduce(const boost::mpi::communicator& comm, const In& in, Out&& out, const Op& op, int root,
               const Policy& policy = {})

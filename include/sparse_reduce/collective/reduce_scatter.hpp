@@ -28,8 +28,9 @@
 /// Errors, on every rank and before any entry is sent (one small allreduce
 /// of the arguments): an intercommunicator, ranks disagreeing on D or on the
 /// ranges, ranges that are not P + 1 non-decreasing boundaries from 0 to D,
-/// and a corrupt input (indices out of order or range) on any rank throw
-/// sparse_reduce::error. An op that throws (anything, `throw 42;` too) while
+/// a corrupt input (indices out of order or range) and an op made by make_op
+/// whose identity does not hold on a sample of the input's values, on any
+/// rank, throw sparse_reduce::error naming the rank at fault. An op that throws (anything, `throw 42;` too) while
 /// a rank folds its range: the ranks agree on the outcome after the fold (one
 /// more small allreduce), and every rank throws sparse_reduce::error naming
 /// the lowest failing rank.
@@ -55,8 +56,10 @@
 #include "../error.hpp"
 #include "../kernel/combine.hpp"
 #include "../kernel/entry_stream.hpp"
+#include "../kernel/identity_law.hpp"
 #include "../mpi/bytes.hpp"
 #include "../mpi/communicator.hpp"
+#include "../mpi/dimension_agreement.hpp"
 #include "../mpi/first_failure.hpp"
 #include "../mpi/tags.hpp"
 #include "../op/associative_op.hpp"
@@ -104,7 +107,8 @@ inline std::uint64_t hash_ranges(std::span<const std::size_t> r)
 
 // The agreement every collective here starts with: one allreduce (max) of
 // the dimension, the ranges' hash (both also complemented, so min = max can
-// be checked) and the lowest failing rank. Throws on every rank on a failure.
+// be checked) and the lowest failing rank, whose text every rank then
+// throws. Throws on every rank on a failure.
 inline void agree_or_throw(MPI_Comm comm, std::size_t dimension, std::uint64_t ranges_hash, const std::string& local_failure,
                            const char* who)
 {
@@ -116,12 +120,11 @@ inline void agree_or_throw(MPI_Comm comm, std::size_t dimension, std::uint64_t r
     unsigned long long all[5];
     MPI_Allreduce(mine, all, 5, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm);
     if (all[4]) {
-        if (!local_failure.empty() && static_cast<unsigned long long>(ranks - me) == all[4]) fail(local_failure);
-        fail(std::string(who) + " failed on rank " + std::to_string(static_cast<unsigned long long>(ranks) - all[4]) +
-             (local_failure.empty() ? std::string() : " (and here: " + unprefixed(local_failure) + ")"));
+        const int first = ranks - static_cast<int>(all[4]);
+        fail(std::string(who) + " failed on rank " + std::to_string(first) + ": " +
+             broadcast_failure_text(comm, me, first, unprefixed(local_failure)));
     }
-    if (all[0] != ~all[1])
-        fail(std::string(who) + ": ranks disagree on the dimension (this rank has " + std::to_string(dimension) + ")");
+    if (all[0] != ~all[1]) fail(std::string(who) + ": " + dimension_mismatch_text(comm, dimension, most_common_dimension));
     if (all[2] != ~all[3]) fail(std::string(who) + ": ranks pass different index ranges");
 }
 
@@ -301,11 +304,13 @@ std::vector<std::size_t> reduce_scatter_checked(const boost::mpi::communicator& 
         if (dim > 0 && dim - 1 > static_cast<std::size_t>(std::numeric_limits<OI>::max()))
             failure = "reduce_scatter: dimension " + std::to_string(dim) + " does not fit the output's index type";
     }
-    // Cut before agreeing, so that a corrupt input fails everywhere too.
+    // Cut before agreeing, so that a corrupt input (or a make_op identity
+    // that does not hold on this rank's values) fails everywhere too.
     detail::cut_input<T> cut(failure.empty() ? std::span<const std::size_t>(used) : std::span<const std::size_t>());
     if (failure.empty()) {
         try {
-            cut.cut(in, used, id);
+            failure = detail::identity_law_violation(op, id, in);
+            if (failure.empty()) cut.cut(in, used, id);
         } catch (...) {
             failure = detail::current_exception_text();
         }

@@ -15,10 +15,10 @@
 // segment_bytes / W windows per message (pipelined), a sparse one as few
 // messages covering many windows: the Sreduce draft's (n.d.) local
 // pipelining, decided by each sender on its data. The cover bound keeps a
-// sparse stream pipelined too, as seed 003's 1 MiB packets do: a parent
-// folds the first windows while its child still scans the rest of a dense
-// buffer full of zeros (at 0.1%, 2^21 doubles: 16 messages of 1.4 KB, not
-// one of 22 KB after the child's whole scan).
+// sparse stream pipelined too, as the 1 MiB packets of Hofmann and Rünger
+// (2008) do: a parent folds the first windows while its child still scans
+// the rest of a dense buffer full of zeros (at 0.1%, 2^21 doubles: 16
+// messages of 1.4 KB rather than one of 22 KB after the child's whole scan).
 //
 // Flow control: each child has two receive buffers, the next receive posted
 // only after a message without the `last` flag (none is left posted after a

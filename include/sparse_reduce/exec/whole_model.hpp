@@ -28,10 +28,10 @@
 // entries * (4 + sizeof(T)) exceed dimension * sizeof(T)). No link calendar
 // is needed: a rank's link carries its receives one after another (it blocks
 // on each) and its one send after them, so no two of its transfers overlap.
-// Without this model the simulator ran the windowed pipeline for such calls,
-// which the executor does not run: on the 1 Gbit/s network at P = 8 and full
-// density it predicted a chain at 0.42 s against the 1.11 s measured
-// (doc/selection.md, "Validation on the shaped network").
+// The windowed pipeline's model does not fit such calls, which the executor
+// runs unpipelined: on the 1 Gbit/s network at P = 8 and full density it
+// gives a chain 0.42 s against the 1.11 s measured (doc/selection.md,
+// "Validation on the shaped network").
 
 #include <algorithm>
 #include <cmath>
@@ -128,6 +128,7 @@ whole_timing time_whole_reduce(const tree& t, std::vector<whole_partial<T>> held
         u.val.resize(n);
         const double fold = is_dense(cap) ? dense_fold : net.gamma * static_cast<double>(cap);
         held[r] = std::move(u);
+        held[c] = {}; // merged: a chain would otherwise hold P partials of up to P inputs each
         if (as_it_arrives && dense_message && bytes > whole_piece_bytes) { // folded as its pieces arrive
             const double pieces = std::ceil(static_cast<double>(bytes) / static_cast<double>(whole_piece_bytes));
             const double first = std::max(0.0, static_cast<double>(whole_piece_bytes) - burst);

@@ -194,7 +194,9 @@ void rle_times_dense(std::span<const T> aw, std::size_t dim, const T* b, rle::wr
 
 } // namespace detail
 
-// out may be a temporary view (a std::span or Eigen::Map of the caller's storage).
+/// out = a ⊗ b, for any representations of one value type; a stays on the
+/// left of op. out may be a or b itself, or a temporary view (a std::span or
+/// Eigen::Map of the caller's storage).
 template <representation Out, representation A, representation B, class Op>
     requires std::same_as<value_type_of<A>, value_type_of<B>> && std::same_as<value_type_of<A>, value_type_of<Out>> &&
              associative_op<Op, value_type_of<A>>
@@ -267,7 +269,7 @@ void combine_into(Out&& out, const A& a, const B& b, const Op& op)
     }
 }
 
-// a ⊗ b in a's representation (a std::span becomes a std::vector).
+/// a ⊗ b in a's representation (a std::span becomes a std::vector).
 template <representation A, representation B, class Op>
     requires std::same_as<value_type_of<A>, value_type_of<B>> && associative_op<Op, value_type_of<A>>
 auto combine(const A& a, const B& b, const Op& op)

@@ -21,6 +21,8 @@
 
 namespace sparse_reduce {
 
+/// Writes in into out, any representation to any other; op names the
+/// identity element that sparse forms leave out (std::plus<>: 0).
 template <representation Out, representation In, class Op = std::plus<>>
     requires std::same_as<value_type_of<In>, value_type_of<Out>> && associative_op<Op, value_type_of<In>>
 void convert_into(Out&& out, const In& in, const Op& op = {})
@@ -50,6 +52,7 @@ void convert_into(Out&& out, const In& in, const Op& op = {})
     }
 }
 
+/// in as a std::vector<T>, the identity of op where in has no entry.
 template <representation In, class Op = std::plus<>>
 std::vector<value_type_of<In>> to_dense(const In& in, const Op& op = {})
 {
@@ -58,6 +61,7 @@ std::vector<value_type_of<In>> to_dense(const In& in, const Op& op = {})
     return out;
 }
 
+/// in as an index_value_vector<T, Index>, without op's identity elements.
 template <class Index = std::uint32_t, representation In, class Op = std::plus<>>
 index_value_vector<value_type_of<In>, Index> to_index_value(const In& in, const Op& op = {})
 {
@@ -66,6 +70,7 @@ index_value_vector<value_type_of<In>, Index> to_index_value(const In& in, const 
     return out;
 }
 
+/// in as an rle_vector<T> (float and double), runs of op's identity compressed.
 template <representation In, class Op = std::plus<>>
     requires rle_value<value_type_of<In>>
 rle_vector<value_type_of<In>> to_rle(const In& in, const Op& op = {})

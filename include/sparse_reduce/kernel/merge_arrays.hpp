@@ -35,10 +35,6 @@
 #include "../error.hpp"
 #include "../op/builtin.hpp"
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#include <x86intrin.h>
-#endif
-
 
 namespace sparse_reduce::detail {
 
@@ -154,11 +150,13 @@ inline merge_pick merge_step(std::uint64_t x, std::uint64_t y, std::uint64_t a, 
 }
 
 // A cycle count for choosing between kernels at run time (the TSC on
-// x86-64; elsewhere the steady clock, coarser but enough for 128 entries).
+// x86-64, by the compiler's builtin: <x86intrin.h> would put some 40,000
+// lines of intrinsics into every translation unit; elsewhere the steady
+// clock, coarser but enough for 128 entries).
 inline std::uint64_t tick() noexcept
 {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-    return __rdtsc();
+    return __builtin_ia32_rdtsc();
 #else
     return static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
 #endif
@@ -372,11 +370,11 @@ std::size_t fold_clean_blocks(T* out, const T* a, const T* b, std::size_t i, std
 // blended by bit masks, which g++ -O3 vectorises on plain SSE2 (the 64-bit
 // "present" mask from x | -x, as in the wire's counts). fold_values'
 // branches and an identity read through a reference (which out may alias)
-// kept this loop scalar: the root's fold of a dense drop-in was 45% of its
-// time at 100% density (perf). clang 14 keeps it scalar at SSE2 (its cost
-// model), as does g++ at -O2. Blocks with no identity on either side skip
-// the blend where the op is lanewise (fold_clean_blocks): the drop-in's
-// root spent 46% of its time in this blend at 100% again (session 14).
+// would keep this loop scalar, and the root's fold of a dense drop-in takes
+// 45% of its time at 100% density (perf). clang 14 keeps it scalar at SSE2
+// (its cost model), as does g++ at -O2. Blocks with no identity on either
+// side skip the blend where the op is lanewise (fold_clean_blocks): blended,
+// they take 46% of the drop-in root's time at 100% density.
 // With `counting`, returns how many elements of out are present (not the
 // identity's bits), counted in the same pass; else 0.
 template <bool counting = false, class T, class Op>

@@ -98,11 +98,11 @@ inline void check_model_field(const char* who, const char* name, double x)
 
 } // namespace detail
 
-// Every field finite and >= 0, else sparse_reduce::error naming `who` and
-// the field. A NaN or infinite model makes every comparison of a search over
-// it false: optimal_binary's search would never end, automatic's choice
-// would mean nothing. Policies carrying a model are checked by validate(policy)
-// (policy_check.hpp) and by optimal_binary_tree.
+/// Checks that every field is finite and >= 0, else throws sparse_reduce::error naming `who` and
+/// the field. A NaN or infinite model makes every comparison of a search over
+/// it false: optimal_binary's search would never end, automatic's choice
+/// would mean nothing. Policies carrying a model are checked by validate(policy)
+/// (policy_check.hpp) and by optimal_binary_tree.
 inline void validate(const cost_model& m, const char* who = "cost_model")
 {
     detail::check_model_field(who, "alpha", m.alpha);
@@ -115,6 +115,7 @@ inline void validate(const cost_model& m, const char* who = "cost_model")
     detail::check_model_field(who, "burst_bytes", m.burst_bytes);
 }
 
+/// @cond INTERNAL
 // A link's token bucket, as `tc tbf` shapes a link (burst_bytes = 0: no
 // bucket, every byte at beta). Tokens accrue at the line rate, 1 / beta
 // bytes a second, up to burst_bytes while the link idles; the bytes they
@@ -153,5 +154,6 @@ inline double receive_two(double ready_a, double time_a, double ready_b, double 
     }
     return std::max(ready_a + time_a, ready_b) + time_b;
 }
+/// @endcond
 
 } // namespace sparse_reduce

@@ -22,6 +22,7 @@
 
 namespace sparse_reduce {
 
+/// @cond INTERNAL
 // W0(z) for z >= -1/e: Halley's iteration from a log-based start.
 inline double lambert_w0(double z)
 {
@@ -81,5 +82,6 @@ inline int best_k_ary(int n, double overhead, double per_item)
     }
     return best;
 }
+/// @endcond
 
 } // namespace sparse_reduce

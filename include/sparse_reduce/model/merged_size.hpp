@@ -31,8 +31,11 @@
 
 namespace sparse_reduce {
 
+/// How the supports of the ranks' inputs overlap, for the model's merged
+/// sizes: uniform, zipf or disjoint (the header comment gives each law).
 enum class merge_model { uniform, zipf, disjoint };
 
+/// @cond INTERNAL
 inline constexpr double default_zipf_exponent = 1.0;
 
 class zipf_profile {
@@ -176,10 +179,11 @@ inline double merged_entries(double k, double n, double dimension, merge_model m
     }
     detail::fail("merged_entries: not a merge_model (" + std::to_string(static_cast<int>(m)) + ")");
 }
+/// @endcond
 
-// k -> expected entries of the union of k supports of n entries each, for
-// one workload: the zipf profile and its lambda are built once, results
-// are remembered (a chain of 4096 ranks asks for 4096 sizes).
+/// k -> expected entries of the union of k supports of n entries each, for
+/// one workload: the zipf profile and its lambda are built once, results
+/// are remembered (a chain of 4096 ranks asks for 4096 sizes).
 class merged_size_fn {
 public:
     merged_size_fn(double n, double dimension, merge_model m) : n_(n), dim_(dimension), m_(m)

@@ -20,6 +20,18 @@ struct failed_rank {
     std::string text; // that rank's own message
 };
 
+// The failing rank's message, on every rank (collective; text is read on
+// `first` only).
+inline std::string broadcast_failure_text(MPI_Comm comm, int me, int first, const std::string& text)
+{
+    std::string message = me == first ? text : std::string();
+    int len = static_cast<int>(message.size());
+    MPI_Bcast(&len, 1, MPI_INT, first, comm);
+    message.resize(static_cast<std::size_t>(len));
+    MPI_Bcast(message.data(), len, MPI_CHAR, first, comm);
+    return message;
+}
+
 // candidate: the lowest failing rank this rank knows of (itself, or one it
 // heard of), INT_MAX for none; text: this rank's message if it failed.
 inline std::optional<failed_rank> first_failure(MPI_Comm comm, int me, int candidate, const std::string& text)
@@ -27,12 +39,7 @@ inline std::optional<failed_rank> first_failure(MPI_Comm comm, int me, int candi
     int first = INT_MAX;
     MPI_Allreduce(&candidate, &first, 1, MPI_INT, MPI_MIN, comm);
     if (first == INT_MAX) return std::nullopt;
-    std::string message = me == first ? text : std::string();
-    int len = static_cast<int>(message.size());
-    MPI_Bcast(&len, 1, MPI_INT, first, comm);
-    message.resize(static_cast<std::size_t>(len));
-    MPI_Bcast(message.data(), len, MPI_CHAR, first, comm);
-    return failed_rank{first, std::move(message)};
+    return failed_rank{first, broadcast_failure_text(comm, me, first, text)};
 }
 
 // This rank's failure text for the exception being handled (any type).

@@ -70,7 +70,15 @@ struct custom_op {
 /// @tparam T value type: deduced from the identity, or given first:
 ///           make_op<double>(f, 0, ...).
 /// @param fn       binary function on two T, returning T; must be associative
-/// @param identity two-sided identity of fn (what sparse vectors leave out)
+/// @param identity two-sided identity of fn: fn(identity, x) == x == fn(x,
+///                 identity) for every value x the data may hold. Sparse
+///                 vectors leave it out and absent entries are never folded,
+///                 so a false identity gives results a dense fold would not:
+///                 max(|a|, |b|) with identity 0 returns -7 for a lone -7
+///                 (reduce |x| with a plain max instead). The collectives
+///                 test it on a sample of each rank's values on a plan's
+///                 first call with the op and throw sparse_reduce::error
+///                 naming the value.
 /// @return an op whose is_commutative follows the tag (commutative or
 ///         non_commutative)
 template <class T, class F, class Commutativity>

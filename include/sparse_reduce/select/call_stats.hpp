@@ -101,16 +101,19 @@ struct local_summary {
     bool operator==(const local_summary&) const = default;
 };
 
-// What the ranks must pass the same (issue 14 row 12), summed in the same
-// allreduce: the root and the policy, each as x and x^2 (P * sum(x^2) ==
-// sum(x)^2 exactly when every rank passed the same x, x below 2^20, so the
-// sums stay exact in a double up to 8192 ranks); and how many ranks could
-// not read the tuning (one-shot calls; a plan agreed on that when made).
+// What the ranks must pass the same, summed in the same allreduce: the
+// root, the policy and the dimension (in 16-bit limbs), each as x and x^2
+// (P * sum(x^2) == sum(x)^2 exactly when every rank passed the same x, x
+// below 2^20, so the sums stay exact in a double up to 8192 ranks); and how
+// many ranks could not read the tuning (one-shot calls; a plan agreed on
+// that when made).
+inline constexpr int dimension_limbs = 4;
 struct agreement_sums {
     double root = 0, root_squared = 0;
     double policy = 0, policy_squared = 0;
     double tuning_failures = 0;
     double root_dense_output = 0; // 1 from the root when its output is dense: what the choice prices
+    std::array<double, dimension_limbs> dimension{}, dimension_squared{};
 };
 
 // The statistics allreduce's whole message.
@@ -263,19 +266,29 @@ double policy_fingerprint(const P& p)
     }
     return static_cast<double>(h & ((std::uint64_t{1} << fingerprint_bits) - 1));
 }
-inline agreement_sums agreement_of(int root, double fingerprint)
+inline agreement_sums agreement_of(int root, double fingerprint, std::size_t dimension)
 {
-    return {static_cast<double>(root), static_cast<double>(root) * root, fingerprint, fingerprint * fingerprint, 0};
+    agreement_sums a{static_cast<double>(root), static_cast<double>(root) * root, fingerprint, fingerprint * fingerprint};
+    for (int l = 0; l < dimension_limbs; ++l) {
+        const auto x = static_cast<double>((static_cast<std::uint64_t>(dimension) >> (16 * l)) & 0xffff);
+        a.dimension[static_cast<std::size_t>(l)] = x;
+        a.dimension_squared[static_cast<std::size_t>(l)] = x * x;
+    }
+    return a;
 }
 // Whether the summed agreement says every rank passed the same root and
-// policy: every rank throws, or none.
-inline void check_agreement(const agreement_sums& sum, int ranks)
+// policy: every rank throws, or none. Returns whether the dimensions agree
+// (naming the ranks that differ takes a collective of the caller's).
+inline bool check_agreement(const agreement_sums& sum, int ranks)
 {
     const auto same = [&](double s, double s2) { return static_cast<double>(ranks) * s2 == s * s; };
     if (!same(sum.root, sum.root_squared))
         fail("the ranks passed different roots to reduce (the root must be the same on every rank)");
     if (!same(sum.policy, sum.policy_squared))
         fail("the ranks passed different policies to reduce (the policy must be the same on every rank)");
+    for (std::size_t l = 0; l < dimension_limbs; ++l)
+        if (!same(sum.dimension[l], sum.dimension_squared[l])) return false;
+    return true;
 }
 
 // Zipf when the lowest 1/64 of the index space holds more than

@@ -39,12 +39,15 @@ struct group_shape {
     int size() const { return rows * cols; }
 };
 
+/// "rows x cols", e.g. "2x2".
 inline std::string to_string(const group_shape& g) { return std::to_string(g.rows) + "x" + std::to_string(g.cols); }
+/// "rows x cols", with " wrapped" for a periodic mesh.
 inline std::string to_string(const mesh_shape& m)
 {
     return std::to_string(m.rows) + "x" + std::to_string(m.cols) + (m.wrapped ? " wrapped" : "");
 }
 
+/// @cond INTERNAL
 // Groups are runs of consecutive ranks, in rank order (row-major numbering).
 inline bool contiguous_in_rank_order(const group_shape& g, const mesh_shape& m)
 {
@@ -106,5 +109,6 @@ inline group_shape choose_group_shape(const mesh_shape& m, bool bidirectional, r
     }
     return best;
 }
+/// @endcond
 
 } // namespace sparse_reduce

@@ -96,6 +96,7 @@ inline schedule make_schedule(std::vector<tree> trees, std::size_t dimension, st
 
 } // namespace detail
 
+/// @cond INTERNAL
 // Heikkinen's (n.d.) branching factor for this call: the per-step overhead is a
 // message's latency, the per-item cost a leaf's message and its fold.
 inline int model_k(const call_stats& c, const cost_model& m)
@@ -149,6 +150,7 @@ inline choice best_segment(const call_stats& c, const cost_model& model, algorit
     }
     return best;
 }
+/// @endcond
 
 namespace detail {
 
@@ -225,6 +227,7 @@ inline choice sreduce(const call_stats& c, const tuning& tune, wire::format wire
     return ch;
 }
 
+/// The choice as text: the algorithm (with k for k_ary) and the rule that picked it.
 inline std::string describe(const choice& ch)
 {
     std::string s = to_string(ch.algo);

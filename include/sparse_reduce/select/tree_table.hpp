@@ -34,7 +34,8 @@
 
 namespace sparse_reduce {
 
-// One enumerator per row of detail::tree_table, in its order.
+/// The reduce tree algorithms selection chooses among; one enumerator per
+/// row of detail::tree_table, in its order.
 enum class algorithm { binomial, k_ary, binary, chain, two_tree };
 
 namespace detail {
@@ -134,7 +135,7 @@ inline constexpr int tree_row_index =
 
 } // namespace detail
 
-// A reduce policy that runs one of the table's algorithms.
+/// A reduce policy that runs one of the table's algorithms.
 template <class P>
 concept tree_table_policy = reduce_policy<P> && (detail::tree_row_index<P> >= 0);
 
@@ -155,8 +156,10 @@ inline std::vector<tree> algorithm_trees(algorithm a, int k, int size, int root,
 
 } // namespace detail
 
+/// The algorithm's name, from its row: "binomial", "k_ary", "binary", "chain" or "two_tree".
 inline const char* to_string(algorithm a) { return detail::row_of(a).name; }
 
+/// Writes to_string(a).
 inline std::ostream& operator<<(std::ostream& os, algorithm a) { return os << to_string(a); }
 
 } // namespace sparse_reduce

@@ -60,7 +60,7 @@
 
 namespace sparse_reduce {
 
-// Items below (key, position) go left of the splitter; see the header comment.
+/// Items below (key, position) go left of the splitter; see the header comment.
 template <sort_key K>
 struct splitter {
     K key{};
@@ -364,6 +364,10 @@ splitters_result<K> find_splitters_after(const boost::mpi::communicator& comm, s
 
 } // namespace detail
 
+/// bins - 1 splitters that cut the distributed sorted data into bins of
+/// N / bins items each, within ±tolerance of that average, by iterative
+/// histogramming. Collective; each rank's data must be sorted by comp (the
+/// header comment has ties, failures and termination).
 template <sort_key K, key_order<K> Compare = std::less<>, key_interpolation<K> Interp = interpolate>
 splitters_result<K> find_splitters(const boost::mpi::communicator& comm, std::span<const K> sorted, int bins,
                                    double tolerance, const Compare& comp = {}, const Interp& interp = {},
@@ -373,7 +377,7 @@ splitters_result<K> find_splitters(const boost::mpi::communicator& comm, std::sp
     return detail::find_splitters_after(comm, sorted, bins, tolerance, comp, interp, options, {});
 }
 
-// Convenience overload for containers.
+/// Convenience overload for containers.
 template <sort_key K, key_order<K> Compare = std::less<>, key_interpolation<K> Interp = interpolate>
 splitters_result<K> find_splitters(const boost::mpi::communicator& comm, const std::vector<K>& sorted, int bins,
                                    double tolerance, const Compare& comp = {}, const Interp& interp = {},

@@ -54,6 +54,10 @@ inline std::size_t first_bin(int d, int ranks, std::size_t bins)
 
 } // namespace detail
 
+/// Sends every item to the rank that owns its bin (bin b to rank b * P / B
+/// of B bins); afterwards rank d holds the items of its bins as P sorted
+/// runs, one per source rank in rank order. Collective; every rank passes the
+/// same splitters, as find_splitters returns them.
 template <sort_key K, key_order<K> Compare = std::less<>>
 move_result move_data(const boost::mpi::communicator& comm, std::vector<K>& data, std::span<const splitter<K>> splitters,
                       const Compare& comp = {})
@@ -128,6 +132,7 @@ move_result move_data(const boost::mpi::communicator& comm, std::vector<K>& data
     return res;
 }
 
+/// Convenience overload for containers.
 template <sort_key K, key_order<K> Compare = std::less<>>
 move_result move_data(const boost::mpi::communicator& comm, std::vector<K>& data, const std::vector<splitter<K>>& splitters,
                       const Compare& comp = {})

@@ -127,6 +127,8 @@ struct rebalance_exchange {
 
 } // namespace detail
 
+/// Moves items between neighbouring ranks until rank r holds floor(N/P)
+/// items, plus one for r < N mod P; the global order is unchanged. Collective.
 template <sort_key K>
 rebalance_result rebalance(const boost::mpi::communicator& comm, std::vector<K>& data)
 {

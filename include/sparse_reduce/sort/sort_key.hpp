@@ -28,24 +28,29 @@
 
 namespace sparse_reduce {
 
+/// A key the distributed sort accepts: trivially copyable (sent as raw bytes) and default-initialisable.
 template <class K>
 concept sort_key = std::is_trivially_copyable_v<K> && std::default_initializable<K>;
 
+/// A strict weak order over K, copyable (std::less<> by default).
 template <class C, class K>
 concept key_order = std::strict_weak_order<const C&, const K&, const K&> && std::copy_constructible<C>;
 
+/// f(lo, hi, fraction) -> a key between lo and hi; the header comment gives
+/// the contract find_splitters relies on to terminate.
 template <class F, class K>
 concept key_interpolation = std::copy_constructible<F> && requires(const F& f, const K& a, double x) {
     { f(a, a, x) } -> std::convertible_to<K>;
 };
 
-// f(lo, hi, bisect) is the bisection step find_splitters takes after a
-// proportional step that did not halve its bracket; an interpolation without
-// that overload is bisected with fraction 0.5.
+/// The tag of an interpolation's bisection overload: f(lo, hi, bisect) is
+/// the step find_splitters takes after a proportional step that did not
+/// halve its bracket; an interpolation without that overload is bisected
+/// with fraction 0.5.
 struct bisect_t {
     explicit bisect_t() = default;
 };
-inline constexpr bisect_t bisect{};
+inline constexpr bisect_t bisect{}; ///< The bisect_t tag value.
 
 // Linear interpolation for integers and floating-point keys. Integers are
 // interpolated in long double and clamped strictly inside (lo, hi) when

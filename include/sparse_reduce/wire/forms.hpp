@@ -20,6 +20,7 @@
 #include "bitmap.hpp"
 
 namespace sparse_reduce {
+/// The encoding of blocks between ranks: wire::format, which policies carry as `.wire`.
 namespace wire {
 
 // What a collective may put on the wire (policies carry it as `.wire`).

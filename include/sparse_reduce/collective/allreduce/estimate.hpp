@@ -45,7 +45,7 @@ inline allreduce_estimate estimate_allreduce(int ranks, double entries, double d
     // dense wire it first decodes every element, γ C); a dense one folds
     // densely (γ_dense C), and index/value blocks cost it γ per entry more
     // (encoded from a dense array, scattered into one: perf at 50 %, P = 2,
-    // 2^18, they were 40 % of the call).
+    // 2^18, they are 40 % of the call).
     const auto fold = [&](double e, bool merges) {
         if (merges) return 2 * m.gamma * e + (dense_wire ? m.gamma * dimension : 0);
         return m.gamma_dense * dimension + (!dense_wire && sparse(e) ? m.gamma * e : 0);

@@ -11,9 +11,8 @@
 // segment j of what it owes each peer (two in flight per peer at most),
 // then takes segment j from every member in member order. So a member
 // holds its input, its range's accumulator, the output and a few messages
-// per peer, not every piece whole (issue 14 row 13: 5.06 x the input at
-// P = 2 before, doc/benchmarks.md), and a dense accumulator gets the pieces
-// in rank order, the serial fold's order, bit for bit. Full ranges go raw
+// per peer, not every piece whole (peak memory: doc/benchmarks.md), and a
+// dense accumulator gets the pieces in rank order, the serial fold's order, bit for bit. Full ranges go raw
 // (stream_segments), and with dense blocks on the wire so does any range
 // with an entry (goes_raw): then the call copies nothing into a message and
 // sends MPI_Allreduce's bytes.

@@ -81,6 +81,8 @@ struct exchange_buffers {
     wire_buffer send_next; // recursive doubling: the second of two messages in flight
     std::vector<wire_buffer> pieces; // grouped's updating: one per member
     bool bitmap = true; // adaptive blocks may take the bitmap form (the plan's tuning: cost_model::bitmap_pays)
+    const void* identity_tested = nullptr; // the operation type whose identity law was tested
+    std::shared_ptr<const std::string> tuning; // automatic's tuning, named for the report
 };
 
 // A range's count that was not taken (mean_entries' `own`).

@@ -1,0 +1,73 @@
+#pragma once
+// Do the ranks pass vectors of one dimension? One small allreduce (max of d
+// and of its complement ~d) says whether they do, on every rank alike; only when they do not,
+// an allgather finds which ranks are at fault, so that every rank can throw
+// the same sentence naming them. Reduce measures against the root's
+// dimension (the root's output is what the call writes); allreduce and
+// reduce_scatter against the most common one.
+
+#include <algorithm>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include <mpi.h>
+
+#include "../error.hpp"
+
+namespace sparse_reduce::detail {
+
+// For the reference: the ranks whose dimension differs from the root's.
+inline constexpr int most_common_dimension = -1;
+
+// The sentence naming the ranks whose dimension differs from the reference
+// (a root, or most_common_dimension). Collective (an allgather): call it on
+// every rank once all know the dimensions differ.
+inline std::string dimension_mismatch_text(MPI_Comm comm, std::size_t dimension, int reference)
+{
+    int ranks = 1;
+    MPI_Comm_size(comm, &ranks);
+    const unsigned long long mine = dimension;
+    std::vector<unsigned long long> all(static_cast<std::size_t>(ranks));
+    MPI_Allgather(&mine, 1, MPI_UNSIGNED_LONG_LONG, all.data(), 1, MPI_UNSIGNED_LONG_LONG, comm);
+
+    unsigned long long expected = 0;
+    std::string whose;
+    if (reference >= 0) {
+        expected = all[static_cast<std::size_t>(reference)];
+        whose = "the root (rank " + std::to_string(reference) + ") has ";
+    } else { // the most common dimension; a tie goes to the lowest rank's
+        std::vector<unsigned long long> sorted = all;
+        std::sort(sorted.begin(), sorted.end());
+        std::size_t best = 0;
+        for (std::size_t r = 0; r < all.size(); ++r) {
+            const auto n = static_cast<std::size_t>(std::upper_bound(sorted.begin(), sorted.end(), all[r]) -
+                                                    std::lower_bound(sorted.begin(), sorted.end(), all[r]));
+            if (n > best) best = n, expected = all[r];
+        }
+        whose = "the other ranks have ";
+    }
+    constexpr int named = 8; // a long list says how many more
+    std::string text = "dimension mismatch: ";
+    int at_fault = 0;
+    for (int r = 0; r < ranks; ++r) {
+        if (all[static_cast<std::size_t>(r)] == expected) continue;
+        if (at_fault++ < named)
+            text += "rank " + std::to_string(r) + " has dimension " + std::to_string(all[static_cast<std::size_t>(r)]) +
+                    "; ";
+    }
+    if (at_fault > named) text += "and " + std::to_string(at_fault - named) + " more ranks; ";
+    return text + whose + std::to_string(expected);
+}
+
+// Throws sparse_reduce::error on every rank, naming the ranks at fault, when
+// the ranks' dimensions differ; collective (one allreduce of 16 bytes).
+inline void agree_on_dimension(MPI_Comm comm, std::size_t dimension, int reference)
+{
+    const unsigned long long mine[2] = {dimension, ~static_cast<unsigned long long>(dimension)};
+    unsigned long long all[2];
+    MPI_Allreduce(mine, all, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm);
+    if (all[0] != ~all[1]) fail(dimension_mismatch_text(comm, dimension, reference));
+}
+
+} // namespace sparse_reduce::detail
