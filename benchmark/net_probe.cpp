@@ -14,8 +14,7 @@
 // messages of each size, as one edge of a pipeline: sent from one array,
 // two in flight; the peer posts two receives ahead into two buffers and
 // checks every message of the warm-ups and the first of each timed
-// repetition (stream_time). What the message size alone costs MPI
-// (doc/benchmarks.md, "Message size: MPI's cost and the executor's").
+// repetition (stream_time): what the message size alone costs MPI.
 // The checks (--max-barrier-us, --max-line-ratio for the largest size) make
 // the exit status 1 when a figure is out of bound: scripts/netbench.sh's
 // CTest uses them to catch a harness that adds latency of its own

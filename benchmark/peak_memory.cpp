@@ -12,7 +12,7 @@
 // peak (getrusage ru_maxrss) after the one call, and the peak above the
 // baseline in units of the input's size (the input itself counts 1, an
 // output the call fills 1 more). One algorithm per process, so each peak is
-// that call's. doc/benchmarks.md ("Peak memory") has the figures.
+// that call's (doc/benchmarks.md, "Other benchmarks", has the command).
 
 #include <sparse_reduce/sparse_reduce.hpp>
 

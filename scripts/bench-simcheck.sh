@@ -1,17 +1,14 @@
 #!/usr/bin/env bash
 # The simulator against the shaped network (doc/selection.md, "Validation on
-# the shaped network"), measured again on the current executor (session 20):
-# binomial, chain and two_tree, sparse in/out (index_value_vector, adaptive
-# wire: whole messages), 2^21 doubles, 1 %, 10 %, 100 %, P = 2, 4, 8 at
-# 1 Gbit/s; one mpirun per cell, 11 repetitions after 1 warm-up, the
-# 1-minute load before each cell. Then the predictions with the tuning files
-# (P = 8: tuning-1gbit-p8.txt). As root, from the repository's top, on an
-# otherwise idle machine (about 10 minutes):
-#   doc/results/netbench/session20/simcheck.sh > doc/results/netbench/session20/simcheck.txt
-# Session 23: TUNING_DIR names another folder of tuning files (tuning-1gbit-pP.txt
-# where it exists, else tuning-1gbit.txt; the default is this one's), and
-# PREDICT_ONLY=1 skips the measurement:
-#   TUNING_DIR=doc/results/netbench/session23/tuned doc/results/netbench/session20/simcheck.sh
+# the shaped network"): binomial, chain and two_tree, sparse in/out
+# (index_value_vector, adaptive wire: whole messages), 2^21 doubles, 1 %,
+# 10 %, 100 %, P = 2, 4, 8 at 1 Gbit/s; one mpirun per cell, 11 repetitions
+# after 1 warm-up, the 1-minute load before each cell. Then the predictions
+# with the tuning files (tuning-1gbit-pP.txt where it exists, else
+# tuning-1gbit.txt) of TUNING_DIR (default doc/results/netbench).
+# PREDICT_ONLY=1 skips the measurement. As root, from the repository's top,
+# on an otherwise idle machine (about 10 minutes):
+#   TUNING_DIR=doc/results/netbench/tuned scripts/bench-simcheck.sh > doc/results/netbench/simcheck.txt
 set -euo pipefail
 bench=build/release/benchmark/sparse_reduce_bench
 dir=${TUNING_DIR:-doc/results/netbench}
