@@ -4,9 +4,9 @@
 #   scripts/bench-compile.sh [OUT_MD]     (default doc/results/compile_cost.md)
 #
 # Compiles and links, one after another, the minimal programs of
-# benchmark/compile_cost/ (one call each on Eigen::SparseVector<double>, the
-# umbrella header alone, and a Boost.MPI reduce of a std::vector<double> that
-# includes the same Eigen headers) with
+# benchmark/compile_cost/ (one call each on Eigen::SparseVector<double>, one
+# reduce of dense buffers, the umbrella header alone, and a Boost.MPI reduce
+# of a std::vector<double> that includes the same Eigen headers) with
 #   BENCH_CXX -std=c++20 -O2 -I include -I /usr/include/eigen3 PROGRAM -lboost_mpi -lboost_serialization
 # twice each, and writes (and prints) a markdown table of the better run: CPU seconds of
 # the compiler and linker (user + sys, /usr/bin/time), their peak memory
@@ -24,12 +24,13 @@ mkdir -p "$(dirname "$out")"
 [[ -x /usr/bin/time ]] || { echo "bench-compile.sh: needs /usr/bin/time (Debian: time)" >&2; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-programs=(boost_mpi_reduce umbrella reduce_automatic reduce_binomial plan allreduce reduce_scatter)
+programs=(boost_mpi_reduce umbrella reduce_automatic reduce_binomial reduce_dense plan allreduce reduce_scatter)
 declare -A what=(
     [boost_mpi_reduce]="Boost.MPI reduce of std::vector<double>, Eigen headers included"
     [umbrella]="the umbrella header alone"
     [reduce_automatic]="one reduce, automatic"
     [reduce_binomial]="one reduce, policy::binomial{}"
+    [reduce_dense]="one reduce of dense buffers (std::span drop-in), automatic"
     [plan]="make_plan + plan.reduce"
     [allreduce]="one allreduce"
     [reduce_scatter]="one reduce_scatter"

@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -275,6 +276,83 @@ BOOST_AUTO_TEST_CASE(dimensions_zero_and_one)
                 BOOST_TEST(check_case<double>(pol, root, n, 1.0, pattern::uniform, std::plus<>{}, 5));
                 BOOST_TEST(check_case<affine>(pol, root, n, 1.0, pattern::uniform, compose{}, 6));
             }
+}
+
+// A dimension over 2^32 (2^40): a few entries per rank at both ends of the
+// index space, whole messages with 64-bit indices (the adaptive wire), every
+// policy, several roots, against the serial fold (a sum that cancels to 0 is
+// left out of the output). (The windowed wires walk every window of the
+// dimension: not for 2^40.)
+BOOST_AUTO_TEST_CASE(dimensions_over_two_to_the_32)
+{
+    auto& comm = world();
+    const std::uint64_t n = std::uint64_t{1} << 40;
+    const auto entries_of = [&](int r) {
+        sr::index_value_vector<double, std::uint64_t> v(n);
+        v.push_back(static_cast<std::uint64_t>(r), 1.0 + r);  // low, one per rank
+        v.push_back(std::uint64_t{1} << 32, 0.5);             // just past 2^32, on every rank
+        v.push_back((std::uint64_t{1} << 33) + 3 * r, 2.0);   // one per rank
+        v.push_back(n - 1, static_cast<double>(r) - 0.5);     // the last index: 0 at P = 2
+        return v;
+    };
+    std::map<std::uint64_t, double> want;
+    for (int r = 0; r < comm.size(); ++r) {
+        const auto v = entries_of(r);
+        for (std::size_t k = 0; k < v.nnz(); ++k) want[v.indices()[k]] += v.values()[k];
+    }
+    std::erase_if(want, [](const auto& e) { return e.second == 0.0; });
+    for (const auto& pol : policies(sr::wire::adaptive, 0))
+        for (int root : roots()) {
+            const auto in = entries_of(comm.rank());
+            sr::index_value_vector<double, std::uint64_t> out;
+            std::visit([&](const auto& p) { sr::reduce(comm, in, out, std::plus<>{}, root, p); }, pol);
+            bool ok = true;
+            if (comm.rank() == root) {
+                std::map<std::uint64_t, double> got;
+                for (std::size_t k = 0; k < out.nnz(); ++k) got[out.indices()[k]] = out.values()[k];
+                ok = out.size() == n && got == want;
+            }
+            BOOST_TEST(all_ok(ok), "policy " << policy_names[pol.index()] << " root " << root);
+        }
+}
+
+// Over 2^32, whole messages (a fixed tree), a rank whose vector has 32-bit
+// indices (Eigen's default StorageIndex) cannot take part: it throws, and so does the root, naming
+// it, while ranks with 64-bit indices pass; the next call works.
+BOOST_AUTO_TEST_CASE(a_vector_whose_indices_cannot_address_the_dimension_fails)
+{
+    auto& comm = world();
+    const std::uint64_t n = std::uint64_t{1} << 33;
+    const sr::policy::binomial whole; // a fixed tree: whole messages
+    for (int narrow_rank : {0, comm.size() - 1})
+        for (int root : roots()) {
+            bool threw = false;
+            std::string text;
+            try {
+                if (comm.rank() == narrow_rank) {
+                    Eigen::SparseVector<double> in(static_cast<Eigen::Index>(n)), out;
+                    in.insertBack(3) = 1.0;
+                    sr::reduce(comm, in, out, std::plus<>{}, root, whole);
+                } else {
+                    sr::index_value_vector<double, std::uint64_t> in(n), out;
+                    in.push_back(n - 1, 1.0);
+                    sr::reduce(comm, in, out, std::plus<>{}, root, whole);
+                }
+            } catch (const sr::error& e) {
+                threw = true;
+                text = e.what();
+            }
+            const bool must_throw = comm.rank() == narrow_rank || comm.rank() == root;
+            const bool named = text.find("rank " + std::to_string(narrow_rank)) != std::string::npos &&
+                               text.find("cannot address dimension 8589934592") != std::string::npos;
+            BOOST_TEST(all_ok(threw == must_throw && (!threw || named)),
+                       "narrow rank " << narrow_rank << " root " << root << ": " << text);
+            // the next call works
+            sr::index_value_vector<double, std::uint64_t> in(n), out;
+            in.push_back(static_cast<std::uint64_t>(comm.rank()), 1.0);
+            sr::reduce(comm, in, out, std::plus<>{}, root, whole);
+            BOOST_TEST(all_ok(comm.rank() != root || out.nnz() == static_cast<std::size_t>(comm.size())));
+        }
 }
 
 BOOST_AUTO_TEST_CASE(representations_in_and_out)

@@ -220,7 +220,6 @@ private:
         if constexpr (has_reduce) {
             if constexpr (is_automatic) reduce_.emplace(detail::agreed_dimension_t{}, comm_, 0, dimension_, policy_);
             else reduce_.emplace(detail::agreed_dimension_t{}, comm_, 0, dimension_, policy_.tree);
-            reduce_->use_windows_only(); // its broadcast pairs with the windowed stream (whole messages: not yet)
         }
         if constexpr (std::same_as<Policy, policy::split_allgather> || is_automatic) {
             groups_.mesh = {1, comm_.size(), false};

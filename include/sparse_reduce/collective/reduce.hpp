@@ -123,9 +123,6 @@ public:
         one_shot_ = true;
     }
 
-    /// Every call through the windowed pipeline, whatever the input (allreduce's reduce half).
-    void use_windows_only() { whole_allowed_ = false; }
-
     int root() const { return root_; }                 ///< The root rank.
     std::size_t dimension() const { return dimension_; } ///< The vectors' dimension.
     const Policy& policy() const { return *policy_; }  ///< The policy.
@@ -159,19 +156,30 @@ public:
     template <class In, class Out, class Op>
     report reduce(const In& in, Out&& out, const Op& op)
     {
-        return reduce_failed_before(in, std::forward<Out>(out), op, {});
+        return call<true>(in, std::forward<Out>(out), op, {});
     }
 
-    /// reduce, on a rank that has already failed when `failure` is not
-    /// empty (allreduce's reduce half: a non-root's wrong-sized output). The
-    /// failure goes up the tree as one found here would.
+    /// reduce through the windowed pipeline only, whatever the input, on a
+    /// rank that has already failed when `failure` is not empty (allreduce's
+    /// reduce half: its broadcast pairs with the windowed stream, and a
+    /// non-root's output of the wrong size fails it). The failure goes up
+    /// the tree as one found here would.
     template <class In, class Out, class Op>
-    report reduce_failed_before(const In& in, Out&& out, const Op& op, const std::string& failure)
+    report reduce_windowed(const In& in, Out&& out, const Op& op, const std::string& failure)
+    {
+        return call<false>(in, std::forward<Out>(out), op, failure);
+    }
+
+private:
+    // Whole: whether the call may take the whole-message path (a compile-time
+    // choice, so a windowed-only caller does not compile that path).
+    template <bool Whole, class In, class Out, class Op>
+    report call(const In& in, Out&& out, const Op& op, const std::string& failure)
     {
         if constexpr (detail::checked_call<In, Out, Op>()) {
             const double start = MPI_Wtime();
             auto&& target = detail::writable_output(std::forward<Out>(out));
-            report rep = reduce_checked(in, target, op, failure);
+            report rep = reduce_checked<Whole>(in, target, op, failure);
             rep.seconds = MPI_Wtime() - start;
             return rep;
         } else {
@@ -179,7 +187,6 @@ public:
         }
     }
 
-private:
     // A plan's one agreement, on every rank alike before anything is sent:
     // a valid policy, a readable tuning (where the policy reads one) and,
     // unless agreed already, one dimension. A call then checks its vector
@@ -200,7 +207,7 @@ private:
         if (all[1] != ~all[2]) detail::fail(detail::dimension_mismatch_text(private_, dimension_, root_));
     }
 
-    template <representation In, representation Out, class Op>
+    template <bool Whole, representation In, representation Out, class Op>
     report reduce_checked(const In& in, Out& out, const Op& op, const std::string& failed_before)
     {
         using T = value_type_of<In>;
@@ -219,7 +226,8 @@ private:
         // Sparse inputs under the adaptive wire may travel whole (one message
         // per edge): always where nothing is chosen (a fixed tree, P <= 2),
         // else where selection finds it faster than the windowed pipeline.
-        const bool may_travel_whole = whole_allowed_ && detail::travels_whole<In>(policy().wire);
+        constexpr bool whole_path = Whole && index_value_representation<In>; // compiled only where it may run
+        const bool may_travel_whole = whole_path && detail::travels_whole<In>(policy().wire);
         const bool whole_now = may_travel_whole && whole_without_choice();
         // A one-shot call's dimension is its vector's: the ranks agree on it
         // in the statistics they exchange, or else here, before anything is
@@ -232,7 +240,8 @@ private:
         // since the policy, root or dimension last changed)
         if (local_failure.empty())
             if (auto broken = detail::identity_law_once(memo_->identity_tested, op, id, in)) local_failure = *broken;
-        if (whole_now) return reduce_whole<T>(in, out, op, whole_schedule(commutative, sizeof(T)), local_failure);
+        if constexpr (whole_path)
+            if (whole_now) return reduce_whole<T>(in, out, op, whole_schedule(commutative, sizeof(T)), local_failure);
         const bool count = detail::stats_needed(policy(), dimension_, sizeof(T), dimensions_agree_) && local_ok;
         // Counted only on the calls that measure (resolve calls this). The
         // count, or else the window counts below, is the walk that checks an
@@ -252,7 +261,8 @@ private:
                 return counts.stats;
             },
             RO::kind == repr_kind::dense, may_travel_whole);
-        if (sched.whole) return reduce_whole<T>(in, out, op, sched, local_failure);
+        if constexpr (whole_path)
+            if (sched.whole) return reduce_whole<T>(in, out, op, sched, local_failure);
         const detail::stream_config cfg = detail::make_stream_config(sched);
 
         using reader_t = decltype(detail::make_reader(in, id));
@@ -371,12 +381,8 @@ private:
     {
         // One tree: a whole message gains nothing from a second one.
         const tree& t = sched.trees.front();
-        const bool wide = dimension_ > (std::size_t{1} << 32);
         const detail::whole_result r =
-            wide ? detail::run_whole_reduce<std::uint64_t, T>(private_, t, rank_, dimension_, in, out, op, *whole_,
-                                                              local_failure)
-                 : detail::run_whole_reduce<std::uint32_t, T>(private_, t, rank_, dimension_, in, out, op, *whole_,
-                                                              local_failure);
+            detail::run_whole_call<T>(private_, t, rank_, dimension_, in, out, op, *whole_, local_failure);
         if (r.failed && (rank_ == root_ || r.detected)) {
             // the root's index/value output may hold part of a fold: left empty
             if constexpr (repr_traits<Out>::kind == repr_kind::index_value)
@@ -546,7 +552,6 @@ private:
     const Policy* policy_ = nullptr;
     bool dimensions_agree_ = false;
     bool one_shot_ = false;
-    bool whole_allowed_ = true;
     std::shared_ptr<detail::plan_memory> memory_; // a plan's own; none for one-shot calls
     detail::selection_memo* memo_ = nullptr;
     detail::node_buffers* whole_ = nullptr;

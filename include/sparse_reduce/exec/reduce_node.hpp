@@ -473,6 +473,11 @@ private:
         const std::size_t self = has_own ? static_cast<std::size_t>(shape_.self_position) : 0;
         auto apply = [&](std::size_t c, bool left) {
             with_child_block(c, len, [&](auto r) {
+                // A dense block holds len entries, so its window folds densely
+                // (fold_window): no merge is compiled for it here.
+                if constexpr (requires { r.source(); }) {
+                    fail("internal: a dense block in a sparse fold");
+                } else {
                 scratch& dst = scratch_[1 - cur];
                 sparse_sink<T, std::uint32_t> sink(dst.idx, dst.val, id_);
                 if (own_pending) {
@@ -488,6 +493,7 @@ private:
                 }
                 dst.n = sink.count();
                 cur = 1 - cur;
+                }
             });
         };
         for (std::size_t c = self; c < children_.size(); ++c) apply(c, false);

@@ -52,10 +52,54 @@
 
 namespace sparse_reduce::detail {
 
+// node_buffers slots of a whole-message reduce
+enum whole_slot : std::size_t { send_slot, recv_a, recv_b, idx0, val0, idx1, val1, dense_slot };
+
+// Sends res's failure in place of a result: a header and the text.
+inline void send_whole_failure(whole_transport& net, node_buffers& ws, const whole_result& res, std::size_t dim,
+                               int to, int tag)
+{
+    const std::string& text = res.failed->text;
+    partial_header h;
+    h.flags = partial_header::failed;
+    h.dimension = dim;
+    h.count = std::min<std::size_t>(text.size(), max_error_text_bytes);
+    h.total_bytes = partial_header_bytes + h.count;
+    h.error_rank = res.failed->rank;
+    std::byte* p = ws.get<std::byte>(send_slot, h.total_bytes);
+    std::memcpy(p, &h, sizeof h);
+    std::memcpy(p + sizeof h, text.data(), h.count);
+    net.send(to, tag, p, h.total_bytes);
+}
+
+// The part of a rank that has failed before its fold: it receives every
+// child's message whole and drops it, sends its failure in place of a
+// result, and takes a forwarded result, so no peer waits and nothing stays
+// queued. It reads no value, so it is compiled once, whatever the types: a
+// rank whose vector cannot take part (its index type cannot hold the
+// dimension) runs only this.
+inline void run_failed_whole(whole_transport& net, node_buffers& ws, whole_result& res, const tree::local_view& v,
+                             int destination, int top, std::size_t dim)
+{
+    for (int child : v.children) net.receive(child, stream_tag, recv_a);
+    if (v.parent >= 0 || v.forwards)
+        send_whole_failure(net, ws, res, dim, v.forwards ? destination : v.parent, v.forwards ? forward_tag : stream_tag);
+    if (v.receives_forward) net.receive(top, forward_tag, recv_a);
+}
+
+// A rank's whole part when it has failed before its fold, with `text`.
+inline whole_result fail_whole(MPI_Comm comm, const tree& t, int me, std::size_t dim, node_buffers& ws, std::string text)
+{
+    whole_result res;
+    res.fail({me, std::move(text)}, true);
+    whole_transport net{comm, me, ws, dense_slot, res};
+    run_failed_whole(net, ws, res, t.local(me), t.destination, t.top, dim);
+    return res;
+}
+
 template <class T, class I, class Op, class Out>
 class whole_reduce {
-    // node_buffers slots
-    enum : std::size_t { send_slot, recv_a, recv_b, idx0, val0, idx1, val1, dense_slot };
+    using enum whole_slot;
     // blocked indices unpacked (one per receive slot), the sender's window pairs
     static constexpr std::size_t decoded_a = 10, decoded_b = 11, pairs_slot = 12;
 
@@ -70,7 +114,6 @@ public:
     }
 
     whole_result& result() { return res_; }
-    void fail_locally(std::string text) { set_failure({me_, std::move(text)}, true); }
 
     // Runs this rank's part; own_idx/own_val: its entries (any index type).
     template <class IA>
@@ -158,20 +201,7 @@ private:
                h.dimension == dim_ && dense_layout<T>(h, dim_);
     }
 
-    void send_error(int to, int tag)
-    {
-        const std::string& text = res_.failed->text;
-        partial_header h;
-        h.flags = partial_header::failed;
-        h.dimension = dim_;
-        h.count = std::min<std::size_t>(text.size(), max_error_text_bytes);
-        h.total_bytes = partial_header_bytes + h.count;
-        h.error_rank = res_.failed->rank;
-        std::byte* p = ws_.get<std::byte>(send_slot, h.total_bytes);
-        std::memcpy(p, &h, sizeof h);
-        std::memcpy(p + sizeof h, text.data(), h.count);
-        net_.send(to, tag, p, h.total_bytes);
-    }
+    void send_error(int to, int tag) { send_whole_failure(net_, ws_, res_, dim_, to, tag); }
 
     partial_view<T, I> checked_view(std::byte* msg, std::size_t bytes, int from, int slot)
     {
@@ -460,75 +490,71 @@ private:
 };
 
 // One rank's part of a whole-message reduce over tree t of this rank's
-// input: validated once (indices increasing and in range, in one pass), the
-// caller's arrays used as they are unless they hold identities (or are also
-// the output), other kinds read into entries first.
-template <class I, class T, class Op, representation In, class Out>
+// index/value input: validated once (indices increasing and in range, in one
+// pass), the caller's arrays used as they are unless they hold identities (or
+// are also the output), else copied without them in the caller's index type
+// (so the node's fold is compiled for one own index type per input type).
+template <class I, class T, class Op, index_value_representation In, class Out>
 whole_result run_whole_reduce(MPI_Comm comm, const tree& t, int me, std::size_t dim, const In& in, Out& out,
                               const Op& op, node_buffers& ws, const std::string& local_failure)
 {
     using RI = repr_traits<std::remove_cvref_t<In>>;
+    using J = typename RI::index_type;
     using node_t = whole_reduce<T, I, Op, Out>;
     const T id = identity<T>(op);
+    if (!local_failure.empty()) return fail_whole(comm, t, me, dim, ws, local_failure);
+    const auto idx = RI::indices(in);
+    const auto val = RI::values(in);
+    // Entries at every index (valid ones are 0, 1, ..., dim - 1) are a
+    // dense array, where an identity is an absent element: the node
+    // treats them so (sends them as the dense form, folds them as a
+    // dense array), and their identities need no count (2^21 doubles:
+    // 1 of the check's 2.5 ms). Not on a lone root, which copies its
+    // entries to the output.
+    const auto v = t.local(me);
+    const bool full = idx.size() == dim && !(v.children.empty() && v.parent < 0 && !v.forwards);
+    std::size_t identities = 0;
+    const std::string bad = idx.size() != val.size()
+                                ? std::string("index and value arrays differ in length")
+                                : validate_entries(idx.data(), val.data(), idx.size(), dim,
+                                                   full ? nullptr : &identities, id);
+    if (!bad.empty()) return fail_whole(comm, t, me, dim, ws, unprefixed(bad));
     node_t node(comm, t, me, dim, op, ws, &out);
-    if (!local_failure.empty()) {
-        node.fail_locally(local_failure);
-        node.run(static_cast<const I*>(nullptr), static_cast<const T*>(nullptr), 0);
+    if (identities == 0 && !same_object(in, out)) {
+        node.run(idx.data(), val.data(), idx.size());
         return node.result();
     }
-    std::string bad;
-    I* oi = nullptr;
-    T* ov = nullptr;
+    J* oi = ws.get<J>(node_t::own_idx_slot, idx.size());
+    T* ov = ws.get<T>(node_t::own_val_slot, idx.size());
     std::size_t n = 0;
-    if constexpr (RI::kind == repr_kind::index_value) {
-        const auto idx = RI::indices(in);
-        const auto val = RI::values(in);
-        // Entries at every index (valid ones are 0, 1, ..., dim - 1) are a
-        // dense array, where an identity is an absent element: the node
-        // treats them so (sends them as the dense form, folds them as a
-        // dense array), and their identities need no count (2^21 doubles:
-        // 1 of the check's 2.5 ms). Not on a lone root, which copies its
-        // entries to the output.
-        const auto v = t.local(me);
-        const bool full = idx.size() == dim && !(v.children.empty() && v.parent < 0 && !v.forwards);
-        std::size_t identities = 0;
-        bad = idx.size() != val.size()
-                  ? std::string("index and value arrays differ in length")
-                  : validate_entries(idx.data(), val.data(), idx.size(), dim, full ? nullptr : &identities, id);
-        if (bad.empty() && identities == 0 && !same_object(in, out)) {
-            node.run(idx.data(), val.data(), idx.size());
-            return node.result();
-        }
-        if (bad.empty()) {
-            oi = ws.get<I>(node_t::own_idx_slot, idx.size());
-            ov = ws.get<T>(node_t::own_val_slot, idx.size());
-            for (std::size_t k = 0; k < idx.size(); ++k) {
-                oi[n] = static_cast<I>(idx[k]);
-                ov[n] = val[k];
-                n += !same_value(val[k], id);
-            }
-        }
-    } else {
-        try {
-            auto r = make_reader(in, id);
-            const std::size_t cap = std::min(dim, stored_entries(in));
-            oi = ws.get<I>(node_t::own_idx_slot, cap);
-            ov = ws.get<T>(node_t::own_val_slot, cap);
-            for (; !r.done(); r.next()) {
-                if (n == cap || r.index() >= dim) fail("the input holds more entries than it says");
-                oi[n] = static_cast<I>(r.index());
-                ov[n++] = r.value();
-            }
-        } catch (...) {
-            bad = current_exception_text();
-        }
+    for (std::size_t k = 0; k < idx.size(); ++k) {
+        oi[n] = idx[k];
+        ov[n] = val[k];
+        n += !same_value(val[k], id);
     }
-    if (!bad.empty()) {
-        node.fail_locally(unprefixed(bad));
-        n = 0;
-    }
-    node.run(static_cast<const I*>(oi), static_cast<const T*>(ov), n);
+    node.run(static_cast<const J*>(oi), static_cast<const T*>(ov), n);
     return node.result();
+}
+
+// A whole-message call: messages carry 32-bit indices up to a dimension of
+// 2^32, else 64-bit ones. A vector with indices of 4 bytes or fewer cannot
+// take part in a larger dimension: that rank fails (so a call site with such
+// vectors, e.g. Eigen's default StorageIndex, does not compile the 64-bit
+// fold at all).
+template <class T, class Op, index_value_representation In, class Out>
+whole_result run_whole_call(MPI_Comm comm, const tree& t, int me, std::size_t dim, const In& in, Out& out,
+                            const Op& op, node_buffers& ws, const std::string& local_failure)
+{
+    using J = typename repr_traits<std::remove_cvref_t<In>>::index_type;
+    if (dim <= (std::size_t{1} << 32))
+        return run_whole_reduce<std::uint32_t, T>(comm, t, me, dim, in, out, op, ws, local_failure);
+    if constexpr (sizeof(J) <= 4)
+        return fail_whole(comm, t, me, dim, ws,
+                          !local_failure.empty() ? local_failure
+                                                 : "indices of " + std::to_string(sizeof(J)) +
+                                                       " bytes cannot address dimension " + std::to_string(dim));
+    else
+        return run_whole_reduce<std::uint64_t, T>(comm, t, me, dim, in, out, op, ws, local_failure);
 }
 
 } // namespace sparse_reduce::detail

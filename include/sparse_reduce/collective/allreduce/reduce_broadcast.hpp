@@ -254,7 +254,7 @@ report reduce_then_broadcast(reduce_plan<TreePolicy>& reduce, MPI_Comm pc, std::
                 failure = unprefixed(current_exception_text());
             }
     try {
-        rep = reduce.reduce_failed_before(in, out, op, failure);
+        rep = reduce.reduce_windowed(in, out, op, failure); // its broadcast pairs with the windowed stream
     } catch (...) {
         failure = current_failure_text(me);
     }
