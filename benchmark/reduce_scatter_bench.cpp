@@ -67,15 +67,8 @@ options parse(int argc, char** argv)
         const std::string a = argv[i];
         const auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
         if (a == "--dim") o.dim = std::stoull(next());
-        else if (a == "--density") {
-            o.densities.clear();
-            std::string s = next();
-            for (std::size_t p = 0; p < s.size();) {
-                const std::size_t q = s.find(',', p);
-                o.densities.push_back(std::stod(s.substr(p, q - p)));
-                p = q == std::string::npos ? s.size() : q + 1;
-            }
-        } else if (a == "--dist") o.dist = sb::parse_placement(next());
+        else if (a == "--density") o.densities = sb::parse_numbers<double>(next());
+        else if (a == "--dist") o.dist = sb::parse_placement(next());
         else if (a == "--reps") o.reps = std::stoi(next());
         else if (a == "--warmup") o.warmup = std::stoi(next());
         else if (a == "--csv") o.csv = next();

@@ -657,14 +657,6 @@ int simulate(const options& o, const std::vector<int>& ranks, const std::string&
     return 0;
 }
 
-std::vector<int> parse_list(const std::string& s)
-{
-    std::vector<int> v;
-    std::stringstream ss(s);
-    for (std::string item; std::getline(ss, item, ',');) v.push_back(std::stoi(item));
-    return v;
-}
-
 } // namespace
 
 int main(int argc, char** argv)
@@ -693,7 +685,7 @@ int main(int argc, char** argv)
         else if (a == "--segment") o.segment = std::stoull(next());
         else if (a == "--header") o.header = next() != "0";
         else if (a == "--smoke") smoke = true;
-        else if (a == "--simulate") simulate_ranks = parse_list(next());
+        else if (a == "--simulate") simulate_ranks = bench::parse_numbers<int>(next());
         else if (a == "--net") net = next();
         else if (a == "--tuning") tuning_file = next();
         else if (a == "--sim-out") sparse_out = next() == "sparse";

@@ -237,9 +237,7 @@ int main(int argc, char** argv)
         else if (!std::strcmp(argv[i], "--max-dim") && i + 1 < argc) max_dim = std::strtoull(argv[++i], nullptr, 10);
         else if (!std::strcmp(argv[i], "--min-dim") && i + 1 < argc) min_dim = std::strtoull(argv[++i], nullptr, 10);
         else if (!std::strcmp(argv[i], "--ranks") && i + 1 < argc) {
-            ranks.clear();
-            std::istringstream is(argv[++i]);
-            for (std::string x; std::getline(is, x, ',');) ranks.push_back(std::stoi(x));
+            ranks = bench::parse_numbers<int>(argv[++i]);
         }
     }
     try {

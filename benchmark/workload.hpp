@@ -22,7 +22,9 @@
 #include <cstdint>
 #include <random>
 #include <span>
+#include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <sparse_reduce/model/merged_size.hpp>
@@ -42,6 +44,19 @@ inline const char* to_string(placement p)
     default: return "disjoint";
     }
 }
+// A comma-separated list of numbers ("0.001,0.01", "64,1024"), as T.
+template <class T>
+std::vector<T> parse_numbers(const std::string& s)
+{
+    std::vector<T> v;
+    std::istringstream is(s);
+    for (std::string item; std::getline(is, item, ',');) {
+        if constexpr (std::is_floating_point_v<T>) v.push_back(static_cast<T>(std::stod(item)));
+        else v.push_back(static_cast<T>(std::stoll(item)));
+    }
+    return v;
+}
+
 inline placement parse_placement(const std::string& s)
 {
     if (s == "zipf") return placement::zipf;
