@@ -11,7 +11,7 @@
 #include <boost/mpi/communicator.hpp>
 
 #include <sparse_reduce/collective/reduce.hpp>
-#include <sparse_reduce/exec/simulator.hpp>
+#include <sparse_reduce/simulate.hpp>
 
 #include "timing.hpp"
 #include "workload.hpp"

@@ -1,5 +1,5 @@
 // Chen and Lee's (n.d.) optimal group size against the mesh simulator
-// (exec/mesh_network.hpp, doc/mesh_validation.md).
+// (sim/mesh_network.hpp, doc/mesh_validation.md).
 //
 //   group_size_validation [--quick]          (prints markdown)
 //
@@ -16,7 +16,7 @@
 // which is linear in N_a T_x: each (system, N, x, switching) is simulated
 // once, updating at N_a T_x = 1, and scaled.
 
-#include <sparse_reduce/exec/mesh_network.hpp>
+#include <sparse_reduce/sim/mesh_network.hpp>
 
 #include <chrono>
 #include <cstdio>

@@ -59,7 +59,7 @@
 // columns by position read every file), a table on stderr.
 
 #include <sparse_reduce/sparse_reduce.hpp>
-#include <sparse_reduce/exec/simulator.hpp>
+#include <sparse_reduce/simulate.hpp>
 
 #include <boost/mpi/collectives.hpp>
 #include <boost/mpi/communicator.hpp>

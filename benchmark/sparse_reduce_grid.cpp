@@ -18,7 +18,7 @@
 // Output: a markdown table on stdout, progress on stderr.
 
 #include <sparse_reduce/sparse_reduce.hpp>
-#include <sparse_reduce/exec/simulator.hpp>
+#include <sparse_reduce/simulate.hpp>
 
 #include <boost/mpi/communicator.hpp>
 #include <boost/mpi/environment.hpp>

@@ -64,7 +64,7 @@
 // and the file.
 
 #include <sparse_reduce/sparse_reduce.hpp>
-#include <sparse_reduce/exec/simulator.hpp>
+#include <sparse_reduce/simulate.hpp>
 
 #include <boost/mpi/communicator.hpp>
 #include <boost/mpi/environment.hpp>

@@ -12,7 +12,7 @@
 
 #include <mpi.h>
 
-#include <sparse_reduce/exec/simulator.hpp>
+#include <sparse_reduce/simulate.hpp>
 #include <sparse_reduce/policy.hpp>
 #include <sparse_reduce/select/sreduce.hpp>
 #include <sparse_reduce/select/tree_table.hpp>

@@ -8,6 +8,7 @@
 //      simulate 64 1048576 0.01 two_tree 20 1.2      (10 GbE)
 
 #include <sparse_reduce/sparse_reduce.hpp>
+#include <sparse_reduce/simulate.hpp>
 
 #include <chrono>
 #include <cstdio>

@@ -3,7 +3,9 @@
 #   - no header over 600 lines;
 #   - no include cycle between folders;
 #   - no include from a lower layer into collective/ or sort/, and no include
-#     that goes up the layer order below.
+#     that goes up the layer order below;
+#   - sim/ (the simulators) included only from sim/ and simulate.hpp, so the
+#     umbrella header and the collectives never parse it.
 # Exit 0 when all hold, 1 (with one line per violation) when not. Functions
 # over MAX_FUNCTION_LINES are listed as warnings (they do not fail the check).
 #
@@ -36,11 +38,13 @@ LAYERS = [
     ["schedule"],    # trees + segmenting + wire, and their predicted time
     ["select", "policy.hpp", "policy_check.hpp"],  # policies, tuning, call statistics, selection
     ["mpi"],         # transport: private communicator, byte transfers, tags
-    ["exec"],        # executors (MPI, whole-message) and simulators
+    ["exec"],        # the per-rank state machines, the MPI and whole-message executors
     ["collective"],  # reduce, allreduce, reduce_scatter
     ["sort"],        # distributed sort, and reduce_scatter_balanced which uses it
-    ["sparse_reduce.hpp"],  # the umbrella header
+    ["sim"],         # the simulator, its whole-message model, the mesh network
+    ["sparse_reduce.hpp", "simulate.hpp"],  # the umbrella header; the simulators' (not in the umbrella)
 ]
+SIM = "sim"  # included only by sim/ and simulate.hpp: no collective's include path parses it
 TOP = {"collective", "sort"}  # what no lower layer may include
 
 rank = {}
@@ -97,7 +101,9 @@ for rel in headers:
         a, b = node_name[src], node_name[dst]
         if a != b:
             edges.setdefault(a, {}).setdefault(b, where)
-        if dst.split("/")[0] in TOP and rank[src] < rank["collective"]:
+        if dst == SIM and src not in (SIM, "simulate.hpp"):
+            problems.append(f"only sim/ and simulate.hpp include sim/: {where}")
+        elif dst.split("/")[0] in TOP and rank[src] < rank["collective"]:
             problems.append(f"lower layer includes {dst}/: {where}")
         elif rank[dst] > rank[src]:
             problems.append(f"upward include ({src} is below {dst}): {where}")

@@ -20,6 +20,7 @@
 #include <optional>
 #include <string>
 
+#include "error.hpp"
 #include "model/cost.hpp"
 #include "select/tuning.hpp"
 #include "wire/block.hpp"
@@ -36,6 +37,19 @@ inline constexpr std::size_t max_window_bytes = 128 * 1024;
 /// segment_bytes must be below this (1 GiB): validate(policy) in
 /// policy_check.hpp, and every schedule built, refuse more.
 inline constexpr std::size_t max_segment_bytes = std::size_t{1} << 30;
+
+namespace detail {
+// The one check of a segment size, where a policy is validated and where
+// a schedule is built: the same on every rank, so all refuse it alike,
+// before any message (a segment of 1 GiB or more has no valid MPI count).
+// who: the policy's name, or nullptr.
+inline void check_segment(const char* who, const char* name, std::size_t bytes)
+{
+    if (bytes >= max_segment_bytes)
+        fail((who ? std::string(who) + ": " : std::string()) + name + " = " + std::to_string(bytes) +
+             " is too large: it must be below 1 GiB (1073741824 bytes; 0 = automatic)");
+}
+} // namespace detail
 
 /// The policies: reduce's trees and allreduce's algorithms.
 namespace policy {

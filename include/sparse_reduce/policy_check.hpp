@@ -31,17 +31,6 @@
 
 namespace sparse_reduce {
 
-namespace detail {
-
-inline void check_segment(const char* who, const char* name, std::size_t bytes)
-{
-    if (bytes >= max_segment_bytes)
-        fail(std::string(who) + ": " + name + " = " + std::to_string(bytes) +
-             " is too large: it must be below 1 GiB (1073741824 bytes; 0 = automatic)");
-}
-
-} // namespace detail
-
 // ---- reduce policies ----
 /// Checks a tree policy (binomial, k_ary, binary, chain, two_tree): its segment size.
 /// @throws sparse_reduce::error if segment_bytes is max_segment_bytes or more

@@ -26,8 +26,9 @@
  - policies: namespace sparse_reduce::policy, sparse_reduce::validate,
    the tuning (select/tuning.hpp);
  - trees, schedules and their predicted time (sparse_reduce::tree,
-   sparse_reduce::schedule, sparse_reduce::predicted_time) and the simulator
-   (sparse_reduce::simulate_reduce);
+   sparse_reduce::schedule, sparse_reduce::predicted_time); the simulators
+   (sparse_reduce::simulate_reduce, namespace sparse_reduce::mesh) come with
+   `<sparse_reduce/simulate.hpp>`;
  - the distributed sort, sparse_reduce::histogram_sort.
 
  Names in namespace `detail` and the headers' internals are not part of the API.
@@ -48,13 +49,15 @@
 //   select/      policy.hpp and policy_check.hpp with it: the tree table, tuning, call statistics, Sreduce,
 //                the schedule a policy resolves to, allreduce's group shape
 //   mpi/         transport: the private communicator, chunked byte transfers, every tag
-//   exec/        the per-rank state machines, the Boost.MPI and whole-message executors,
-//                the simulator, the mesh simulator
+//   exec/        the per-rank state machines, the Boost.MPI and whole-message executors
 //   collective/  the public collectives and their plans: reduce, allreduce
 //                (reduce_broadcast, recursive_doubling, split_allgather, grouped),
 //                reduce_scatter (block or caller's index ranges)
 //   sort/        the distributed histogram sort (rebalance, find_splitters, move_data),
 //                and reduce_scatter_balanced, whose ranges come from find_splitters
+//   sim/         the simulator (the executor's programs on a modelled clock), its
+//                whole-message model, the mesh network: <sparse_reduce/simulate.hpp>,
+//                not included here
 
 #include "version.hpp"
 #include "error.hpp"
@@ -100,8 +103,6 @@
 #include "select/group_shape.hpp"
 
 #include "mpi/transport.hpp"
-
-#include "exec/simulator.hpp"
 
 #include "collective/reduce.hpp"
 #include "collective/allreduce.hpp"

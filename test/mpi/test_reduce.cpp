@@ -8,6 +8,7 @@
 
 #include "fault_injection.hpp"
 #include "../support/reference.hpp"
+#include <sparse_reduce/simulate.hpp>
 
 #include <algorithm>
 #include <array>
@@ -526,8 +527,10 @@ BOOST_AUTO_TEST_CASE(the_simulator_moves_exactly_the_executors_bytes)
                         return sr::simulate_reduce(std::span<const std::vector<double>>(all), sim_out, std::plus<>{}, root, p);
                     },
                     pol);
-                ok = sim.bytes_sent == sent && matches(sim_out, serial_fold<double>(comm.size(), n, density, pattern::zipf,
-                                                                                   std::plus<>{}, 31));
+                // the same path (select/path.hpp), tree, wire and segment: the report's algorithm
+                BOOST_TEST(sim.algorithm == rep.algorithm.str(), "policy " << pol.index() << " density " << density);
+                ok = sim.algorithm == rep.algorithm.str() && sim.bytes_sent == sent &&
+                     matches(sim_out, serial_fold<double>(comm.size(), n, density, pattern::zipf, std::plus<>{}, 31));
                 BOOST_TEST(ok, "policy " << pol.index() << " density " << density);
             }
             BOOST_TEST(all_ok(ok));
@@ -535,7 +538,8 @@ BOOST_AUTO_TEST_CASE(the_simulator_moves_exactly_the_executors_bytes)
 }
 
 // Sparse inputs under the adaptive wire travel whole (exec/whole_reduce.hpp);
-// the simulator models that path (exec/whole_model.hpp) to the byte.
+// the simulator takes the same path (select/path.hpp) and models it
+// (sim/whole_model.hpp) to the byte.
 BOOST_AUTO_TEST_CASE(the_simulator_moves_exactly_the_executors_bytes_for_sparse_inputs)
 {
     auto& comm = world();
@@ -570,7 +574,9 @@ BOOST_AUTO_TEST_CASE(the_simulator_moves_exactly_the_executors_bytes_for_sparse_
                                                    std::plus<>{}, root, p);
                     },
                     pol);
-                ok = sim.bytes_sent == sent;
+                // the same path (select/path.hpp), tree, wire and segment: the report's algorithm
+                BOOST_TEST(sim.algorithm == rep.algorithm.str(), "policy " << pol.index() << " density " << density);
+                ok = sim.algorithm == rep.algorithm.str() && sim.bytes_sent == sent;
                 BOOST_TEST(ok, "policy " << pol.index() << " density " << density);
             }
             BOOST_TEST(all_ok(ok));

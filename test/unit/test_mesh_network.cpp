@@ -1,11 +1,11 @@
-// The mesh network simulator (exec/mesh_network.hpp): single messages,
+// The mesh network simulator (sim/mesh_network.hpp): single messages,
 // shared links, link kinds, dimension-ordered and wrapped routes, the
 // updating loads of Props. 3.1-3.4, and seed 002's whole pattern against the
 // model (doc/mesh_validation.md).
 
 #include <boost/test/unit_test.hpp>
 
-#include <sparse_reduce/exec/mesh_network.hpp>
+#include <sparse_reduce/sim/mesh_network.hpp>
 
 #include <cmath>
 #include <vector>

@@ -4,6 +4,7 @@
 
 #include <sparse_reduce/exec/reduce_node.hpp>
 #include <sparse_reduce/op/make_op.hpp>
+#include <sparse_reduce/simulate.hpp>
 
 #include <algorithm>
 #include <cstdint>
@@ -145,6 +146,35 @@ void root_works_ahead(const Op& op, std::size_t dim, std::size_t window, int p, 
 
 BOOST_AUTO_TEST_SUITE(simulator)
 
+// The path rule (select/path.hpp) the executor, the simulator and Sreduce
+// share, row by row; the reports' agreement is test_reduce.cpp's.
+BOOST_AUTO_TEST_CASE(the_path_rule)
+{
+    using sr::detail::whole_messages;
+    using sr::detail::whole_rule;
+    namespace pol = sr::policy;
+    for (int p : {1, 2, 3, 8}) {
+        const whole_rule chosen = p <= 2 ? whole_rule::at_once : whole_rule::after_exchange;
+        BOOST_TEST((whole_messages(pol::binomial{}, false, p) == whole_rule::never)); // dense, RLE: windows
+        BOOST_TEST((whole_messages(pol::binomial{.wire = sr::wire::rle}, true, p) == whole_rule::never));
+        BOOST_TEST((whole_messages(pol::automatic{.wire = sr::wire::dense}, true, p) == whole_rule::never));
+        BOOST_TEST((whole_messages(pol::binomial{}, true, p) == whole_rule::at_once));
+        BOOST_TEST((whole_messages(pol::two_tree{}, true, p) == whole_rule::at_once));
+        BOOST_TEST((whole_messages(pol::k_ary{.k = 3}, true, p) == whole_rule::at_once));
+        BOOST_TEST((whole_messages(pol::k_ary{}, true, p) == chosen));
+        BOOST_TEST((whole_messages(pol::automatic{}, true, p) == chosen));
+        BOOST_TEST((whole_messages(pol::optimal_binary{}, true, p) == whole_rule::after_exchange));
+        BOOST_TEST(sr::detail::whole_is_weighed(p) == (p > 2));
+    }
+    sr::schedule s;
+    s.trees.resize(1);
+    BOOST_TEST((sr::detail::path_of(s) == sr::detail::reduce_path::windows));
+    s.trees.resize(2);
+    BOOST_TEST((sr::detail::path_of(s) == sr::detail::reduce_path::two_trees));
+    s.whole = true;
+    BOOST_TEST((sr::detail::path_of(s) == sr::detail::reduce_path::whole));
+}
+
 BOOST_AUTO_TEST_CASE(simulated_results_equal_the_serial_fold)
 {
     const std::vector<any_policy> pols{sr::policy::binomial{.segment_bytes = 512}, sr::policy::k_ary{.k = 3},
@@ -237,7 +267,7 @@ BOOST_AUTO_TEST_CASE(leaf_messages_have_the_bytes_the_model_counts)
 BOOST_AUTO_TEST_CASE(sparse_inputs_travel_whole_as_the_executor_sends_them)
 {
     // index_value inputs under the adaptive wire run whole messages (one per
-    // edge, exec/whole_model.hpp): a chain's transfers are strictly serial,
+    // edge, sim/whole_model.hpp): a chain's transfers are strictly serial,
     // so with free compute its time is (P - 1) alpha + beta * every byte
     // (the windowed pipeline the simulator ran for them before overlapped
     // the hops).

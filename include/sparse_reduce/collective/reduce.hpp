@@ -223,12 +223,13 @@ private:
             : local_ok             ? std::string()
                                    : "dimension mismatch: rank " + std::to_string(me) + " has dimension " +
                            std::to_string(sparse_reduce::dimension(in)) + ", the plan has " + std::to_string(dimension_);
-        // Sparse inputs under the adaptive wire may travel whole (one message
-        // per edge): always where nothing is chosen (a fixed tree, P <= 2),
-        // else where selection finds it faster than the windowed pipeline.
+        // The path (select/path.hpp): sparse inputs under the adaptive wire may
+        // travel whole (one message per edge), at once or as selection finds.
         constexpr bool whole_path = Whole && index_value_representation<In>; // compiled only where it may run
-        const bool may_travel_whole = whole_path && detail::travels_whole<In>(policy().wire);
-        const bool whole_now = may_travel_whole && whole_without_choice();
+        const detail::whole_rule rule =
+            whole_path ? detail::whole_messages(policy(), true, size_) : detail::whole_rule::never;
+        const bool may_travel_whole = rule != detail::whole_rule::never;
+        const bool whole_now = rule == detail::whole_rule::at_once;
         // A one-shot call's dimension is its vector's: the ranks agree on it
         // in the statistics they exchange, or else here, before anything is
         // sent, so a mismatch throws on every rank, naming the ranks at fault.
@@ -343,33 +344,16 @@ private:
         }
     }
 
-    // Whether a call that may travel whole does so without a choice: a fixed
-    // tree, or P <= 2, where every tree is the one edge (automatic measures
-    // nothing there). select/sreduce.hpp keeps to the same rule.
-    bool whole_without_choice() const
-    {
-        constexpr bool gathers = std::is_same_v<Policy, policy::optimal_binary>;
-        return !gathers && (!detail::needs_call_stats(policy()) || size_ <= 2);
-    }
-
-    // The schedule of a whole-message call without a choice: the policy's
-    // tree, or at P <= 2 the binomial edge; built once, no collective, no
-    // allocation (key: value_bytes 0, which no chosen schedule's key has).
+    // The schedule of a call that travels whole at once, built once (key:
+    // value_bytes 0, which no chosen schedule's key has): no collective, no
+    // allocation in steady state.
     const schedule& whole_schedule(bool commutative, std::size_t value_bytes)
     {
         auto& cached = memo_->cache[commutative ? 1 : 0];
         if (!cached || cached->first.value_bytes != 0) {
             memo_->described = nullptr;
-            cached.emplace(detail::selection_key{},
-                           detail::needs_call_stats(policy())
-                               ? detail::make_schedule(detail::algorithm_trees(algorithm::binomial, 0, size_, root_,
-                                                                               commutative),
-                                                       dimension_, value_bytes, default_segment_bytes, policy().wire)
-                               : detail::resolve_schedule(policy(), size_, root_, commutative, dimension_, value_bytes,
-                                                          {}, call_stats{}));
-            cached->second.whole = true;
-            if (detail::needs_call_stats(policy()))
-                cached->second.reason = "binomial tree: with two ranks every tree is the one edge";
+            cached.emplace(detail::selection_key{}, detail::whole_schedule_at_once(policy(), size_, root_, commutative,
+                                                                                  dimension_, value_bytes));
         }
         return cached->second;
     }

@@ -52,6 +52,8 @@
 #include <boost/mpi/communicator.hpp>
 #include <mpi.h>
 
+#include "../detail/fnv1a.hpp"
+#include "../detail/index_width.hpp"
 #include "../detail/value_equal.hpp"
 #include "../error.hpp"
 #include "../kernel/combine.hpp"
@@ -100,9 +102,9 @@ inline std::string check_ranges(std::span<const std::size_t> r, std::size_t dime
 
 inline std::uint64_t hash_ranges(std::span<const std::size_t> r)
 {
-    std::uint64_t h = 1469598103934665603ull; // FNV-1a over the boundaries
-    for (const auto x : r) h = (h ^ static_cast<std::uint64_t>(x)) * 1099511628211ull;
-    return h;
+    fnv1a h; // over the boundaries
+    for (const auto x : r) h.mix_value(static_cast<std::uint64_t>(x));
+    return h.hash;
 }
 
 // The agreement every collective here starts with: one allreduce (max) of
@@ -263,7 +265,7 @@ struct cut_input {
     {
         std::size_t widest = 0;
         for (std::size_t r = 0; r + 1 < ranges.size(); ++r) widest = std::max(widest, ranges[r + 1] - ranges[r]);
-        narrow = widest <= (std::size_t{1} << 32);
+        narrow = narrow_indices(widest);
         s32.cut.assign(ranges.size(), 0);
         s64.cut.assign(ranges.size(), 0);
     }

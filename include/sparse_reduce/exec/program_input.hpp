@@ -1,7 +1,7 @@
 #pragma once
 // What a rank program (rank_program.hpp) is fed: the stream configuration a
 // schedule gives, and the rank's own input, as the MPI executor
-// (collective/reduce.hpp) and the simulator (simulator.hpp) build them.
+// (collective/reduce.hpp) and the simulator (sim/simulator.hpp) build them.
 
 #include <algorithm>
 #include <cstddef>

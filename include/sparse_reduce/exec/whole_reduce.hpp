@@ -35,6 +35,7 @@
 
 #include <mpi.h>
 
+#include "../detail/index_width.hpp"
 #include "../detail/value_equal.hpp"
 #include "../error.hpp"
 #include "../kernel/combine.hpp"
@@ -546,7 +547,7 @@ whole_result run_whole_call(MPI_Comm comm, const tree& t, int me, std::size_t di
                             const Op& op, node_buffers& ws, const std::string& local_failure)
 {
     using J = typename repr_traits<std::remove_cvref_t<In>>::index_type;
-    if (dim <= (std::size_t{1} << 32))
+    if (narrow_indices(dim))
         return run_whole_reduce<std::uint32_t, T>(comm, t, me, dim, in, out, op, ws, local_failure);
     if constexpr (sizeof(J) <= 4)
         return fail_whole(comm, t, me, dim, ws,

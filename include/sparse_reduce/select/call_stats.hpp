@@ -14,11 +14,13 @@
 #include <vector>
 
 #include "../detail/exhaustive.hpp"
+#include "../detail/fnv1a.hpp"
 #include "../detail/value_equal.hpp"
 #include "../error.hpp"
 #include "../model/merged_size.hpp"
 #include "../policy.hpp"
 #include "../repr/representation.hpp"
+#include "path.hpp"
 #include "sreduce.hpp"
 #include "tuning.hpp"
 
@@ -56,14 +58,6 @@ void block_entries(Counts& counts, const auto& in, std::size_t dimension, std::s
 
 inline constexpr std::size_t stats_grain = 1024;  // elements per counted block
 inline constexpr std::size_t stats_buckets = 64;  // histogram of where entries fall
-
-template <class P>
-bool needs_call_stats(const P& p)
-{
-    if constexpr (std::is_same_v<P, policy::automatic>) return true; // also when hinted: the ranks must agree on C
-    else if constexpr (std::is_same_v<P, policy::k_ary>) return p.k <= 0;
-    else return false;
-}
 
 // Whether this call needs the small allreduce: not when every rank is known
 // to have the same dimension and automatic's choice cannot depend on the
@@ -246,14 +240,9 @@ inline constexpr int fingerprint_bits = 20;
 template <class P>
 double policy_fingerprint(const P& p)
 {
-    // FNV-1a (64-bit) over the fields that shape the schedule
-    constexpr std::uint64_t fnv_offset_basis = 1469598103934665603ull, fnv_prime = 1099511628211ull;
-    std::uint64_t h = fnv_offset_basis;
-    const auto mix = [&](const void* data, std::size_t n) {
-        const auto* b = static_cast<const unsigned char*>(data);
-        for (std::size_t k = 0; k < n; ++k) h = (h ^ b[k]) * fnv_prime;
-    };
-    const auto mix_value = [&](auto v) { mix(&v, sizeof v); };
+    // over the fields that shape the schedule
+    fnv1a h;
+    const auto mix_value = [&](auto v) { h.mix_value(v); };
     mix_value(static_cast<int>(p.wire));
     mix_value(static_cast<std::uint64_t>(p.segment_bytes));
     if constexpr (std::is_same_v<P, policy::automatic>) {
@@ -264,7 +253,7 @@ double policy_fingerprint(const P& p)
     } else if constexpr (requires { p.k; }) {
         mix_value(p.k);
     }
-    return static_cast<double>(h & ((std::uint64_t{1} << fingerprint_bits) - 1));
+    return static_cast<double>(h.hash & ((std::uint64_t{1} << fingerprint_bits) - 1));
 }
 inline agreement_sums agreement_of(int root, double fingerprint, std::size_t dimension)
 {
@@ -303,16 +292,6 @@ inline merge_model estimate_distribution(std::span<const double> histogram)
     return total > 0 && histogram.front() > zipf_head_share * total / static_cast<double>(histogram.size())
                ? merge_model::zipf
                : merge_model::uniform;
-}
-
-// Whether a call runs whole-message (exec/whole_reduce.hpp): sparse inputs
-// under the adaptive wire. The kind of vector is part of the call's type, the
-// same on every rank as MPI's datatypes are; a rank that differs is detected
-// (the message kinds differ) and fails the call.
-template <class In>
-bool travels_whole(wire::format format)
-{
-    return repr_traits<std::remove_cvref_t<In>>::kind == repr_kind::index_value && format == wire::adaptive;
 }
 
 // The call as selection sees it, from the summed local_stats of all ranks.

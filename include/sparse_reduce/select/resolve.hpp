@@ -69,4 +69,21 @@ schedule resolve_schedule(const Policy& policy, int size, int root, bool commuta
     return s;
 }
 
+// The schedule of a call that travels whole at once (whole_rule::at_once,
+// select/path.hpp): the policy's tree, or, where the policy would measure
+// (P <= 2), the binomial edge. Nothing measured, no collective.
+template <reduce_policy Policy>
+schedule whole_schedule_at_once(const Policy& policy, int size, int root, bool commutative, std::size_t dimension,
+                                std::size_t value_bytes)
+{
+    schedule s =
+        needs_call_stats(policy)
+            ? make_schedule(algorithm_trees(algorithm::binomial, 0, size, root, commutative), dimension, value_bytes,
+                            default_segment_bytes, policy.wire)
+            : resolve_schedule(policy, size, root, commutative, dimension, value_bytes, {}, call_stats{});
+    s.whole = true;
+    if (needs_call_stats(policy)) s.reason = "binomial tree: with two ranks every tree is the one edge";
+    return s;
+}
+
 } // namespace sparse_reduce::detail

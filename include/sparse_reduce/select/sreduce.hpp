@@ -36,6 +36,7 @@
 #include "../schedule/predict.hpp"
 #include "../policy.hpp"
 #include "../schedule/schedule.hpp"
+#include "path.hpp"
 #include "tree_table.hpp"
 #include "tuning.hpp"
 
@@ -79,11 +80,7 @@ namespace detail {
 inline schedule make_schedule(std::vector<tree> trees, std::size_t dimension, std::size_t value_bytes,
                               std::size_t segment_bytes, wire::format format, bool bitmap = true)
 {
-    // The policy is the same on every rank, so every rank refuses it alike
-    // (before any message: a segment of 1 GiB or more has no valid MPI count).
-    if (segment_bytes >= max_segment_bytes)
-        fail("segment_bytes = " + std::to_string(segment_bytes) +
-             " is too large: it must be below 1 GiB (1073741824 bytes; 0 = automatic)");
+    check_segment(nullptr, "segment_bytes", segment_bytes);
     schedule s;
     s.trees = std::move(trees);
     s.dimension = dimension;
@@ -207,15 +204,15 @@ inline choice sreduce_one_path(const call_stats& c, const tuning& tune, wire::fo
 /// (c.whole_messages) keeps whole messages unless, at P > 2, the windowed
 /// pipeline wins by the model's resolution: whole messages do not pipeline,
 /// so on a slow link a deep tree's hops add up (at P = 8, 1 Gbit/s, full
-/// density: 463 ms modelled whole, 315 windowed). At P <= 2 the executor
-/// measures nothing and runs whole messages (collective/reduce.hpp); below
-/// T_c a plan's ranks choose from their own counts, so they keep whole
-/// messages too.
+/// density: 463 ms modelled whole, 315 windowed). Where the executor does not
+/// ask (select/path.hpp: P <= 2 runs whole messages at once) nothing is
+/// weighed; below T_c a plan's ranks choose from their own counts, so they
+/// keep whole messages too.
 inline choice sreduce(const call_stats& c, const tuning& tune, wire::format wire = wire::adaptive,
                       std::size_t segment_bytes = 0)
 {
     choice ch = detail::sreduce_one_path(c, tune, wire, segment_bytes);
-    if (!c.whole_messages || c.ranks <= 2 || tune.limits.small(c.dimension, c.value_bytes))
+    if (!c.whole_messages || !detail::whole_is_weighed(c.ranks) || tune.limits.small(c.dimension, c.value_bytes))
         return ch; // small: chosen from local counts, so no weighing
     call_stats windowed_call = c;
     windowed_call.whole_messages = false;

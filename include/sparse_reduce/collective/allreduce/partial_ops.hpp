@@ -139,16 +139,6 @@ void fold_block_into_dense(const wire::block_view<T>& v, T* a, const T& id, cons
     });
 }
 
-// Folds parsed blocks (a whole partial) into the dense accumulator in
-// place: theirs on the left or on the right.
-template <class T, class Op>
-void fold_into_dense(const parsed_partial<T>& b, std::vector<T>& acc, std::size_t window, const T& id, const Op& op,
-                     bool theirs_left)
-{
-    for (std::size_t k = 0; k < b.views.size(); ++k)
-        fold_block_into_dense(b.views[k], acc.data() + k * window, id, op, theirs_left);
-}
-
 // A whole result into the caller's out; a dense one becomes a
 // std::vector<T> out as it is (no copy, no second array).
 template <class Out, class T, class Op>

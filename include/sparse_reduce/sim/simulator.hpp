@@ -1,7 +1,7 @@
 #pragma once
 /// @file
 /// simulate_reduce, a reduce of P virtual ranks in one process on a modelled
-/// clock. Include `<sparse_reduce/sparse_reduce.hpp>`.
+/// clock. Include `<sparse_reduce/simulate.hpp>`.
 ///
 /// The simulator: runs the very same per-rank programs as the Boost.MPI
 /// executor (exec/rank_program.hpp, the same reduce_node state machines, real
@@ -31,7 +31,7 @@
 /// totals; byte and message counts equal the executor's for the same inputs.
 /// Sparse inputs under the adaptive wire travel whole in the executor (one
 /// message per edge, exec/whole_reduce.hpp): their time, bytes and messages
-/// come from exec/whole_model.hpp, the result from the windowed run.
+/// come from sim/whole_model.hpp, the result from the windowed run.
 
 #include <algorithm>
 #include <cstddef>
@@ -46,6 +46,7 @@
 #include <tuple>
 #include <vector>
 
+#include "../detail/index_width.hpp"
 #include "../error.hpp"
 #include "../model/cost.hpp"
 #include "../op/associative_op.hpp"
@@ -54,9 +55,10 @@
 #include "../repr/representation.hpp"
 #include "../schedule/schedule.hpp"
 #include "../select/call_stats.hpp"
+#include "../select/path.hpp"
 #include "../select/resolve.hpp"
-#include "program_input.hpp"
-#include "rank_program.hpp"
+#include "../exec/program_input.hpp"
+#include "../exec/rank_program.hpp"
 #include "whole_model.hpp"
 
 namespace sparse_reduce {
@@ -145,9 +147,15 @@ simulated_call plan_simulated_call(std::span<const In* const> inputs, int root, 
         sum += counts.stats;
         call.blocks[static_cast<std::size_t>(r)] = std::move(counts.blocks);
     }
-    call.sched = resolve_schedule(policy, p, root, is_commutative_v<Op, T>, dim, sizeof(T), nnz,
-                                  agreed_stats(sum, p, sizeof(T), RO::kind == repr_kind::dense,
-                                               travels_whole<In>(policy.wire))); // as the executor chooses
+    // the executor's path (select/path.hpp) and schedule
+    using RI = repr_traits<std::remove_cvref_t<In>>;
+    const whole_rule rule = whole_messages(policy, RI::kind == repr_kind::index_value, p);
+    constexpr bool commutative = is_commutative_v<Op, T>;
+    call.sched = rule == whole_rule::at_once
+                     ? whole_schedule_at_once(policy, p, root, commutative, dim, sizeof(T))
+                     : resolve_schedule(policy, p, root, commutative, dim, sizeof(T), nnz,
+                                        agreed_stats(sum, p, sizeof(T), RO::kind == repr_kind::dense,
+                                                     rule != whole_rule::never));
     return call;
 }
 
@@ -415,15 +423,15 @@ simulation_result simulate_reduce(std::span<const In* const> inputs, Out& out, c
         }
         for (auto& b : programs[static_cast<std::size_t>(root)]->bindings())
             res.critical_path_bytes = std::max(res.critical_path_bytes, machine.critical(b.node));
-        // Sparse inputs under the adaptive wire, unless selection chose windows:
-        // the executor runs whole messages on the schedule's first tree
-        // (collective/reduce.hpp, reduce_whole), so time, bytes and messages are
-        // that path's (exec/whole_model.hpp); the windowed run above still gives
-        // the result.
+        // The whole path (select/path.hpp): the executor sends one message per
+        // edge of the schedule's first tree, so time, bytes and messages are
+        // that path's (sim/whole_model.hpp), which prices 32-bit message
+        // indices; over 2^32 the windowed run's figures stand. The windowed
+        // run above still gives the result.
         auto& at_root = *programs[static_cast<std::size_t>(root)];
         if (at_root.failed()) at_root.throw_if_failed(true); // before the whole model runs op again
         if constexpr (RI::kind == repr_kind::index_value)
-            if (sched.whole && dim <= (std::size_t{1} << 32))
+            if (detail::path_of(sched) == detail::reduce_path::whole && detail::narrow_indices(dim))
                 detail::set_whole_timing<T>(res, inputs, op, RO::kind == repr_kind::dense, dim, sched, before, net);
         if constexpr (RO::kind != repr_kind::dense) at_root.write_sparse_output(out, dim, id);
         return res;

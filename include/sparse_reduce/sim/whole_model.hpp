@@ -44,7 +44,7 @@
 #include "../model/cost.hpp"
 #include "../op/associative_op.hpp"
 #include "../tree/tree.hpp"
-#include "partial_message.hpp"
+#include "../exec/partial_message.hpp"
 
 namespace sparse_reduce::detail {
 
