@@ -149,9 +149,11 @@ warnings = []
 for rel in headers:
     with open(os.path.join(base, rel), encoding="utf-8") as fh:
         text = strip_re.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), fh.read())
-    opens, head_start = [], 0  # per open brace: (is a function body, line of its head)
+    opens, head_start, parens = [], 0, 0  # per open brace: (is a function body, line of its head)
     for i, ch in enumerate(text):
-        if ch in ";{}":
+        if ch in "()":
+            parens += 1 if ch == "(" else -1
+        elif ch in ";{}" and parens <= 0:  # braces inside parentheses (a default `= {}`) are the head's
             if ch == "{":
                 head = text[head_start:i]
                 lead = len(head) - len(head.lstrip())

@@ -218,8 +218,8 @@ private:
         // checked against the plan's locally.
         detail::agree_on_dimension(private_, dimension_, detail::most_common_dimension);
         if constexpr (has_reduce) {
-            if constexpr (is_automatic) reduce_.emplace(detail::agreed_dimension_t{}, comm_, 0, dimension_, policy_);
-            else reduce_.emplace(detail::agreed_dimension_t{}, comm_, 0, dimension_, policy_.tree);
+            if constexpr (is_automatic) reduce_.emplace(comm_, 0, dimension_, detail::runtime_policy(policy_), true);
+            else reduce_.emplace(comm_, 0, dimension_, detail::runtime_policy(policy_.tree), true);
         }
         if constexpr (std::same_as<Policy, policy::split_allgather> || is_automatic) {
             groups_.mesh = {1, comm_.size(), false};
@@ -325,7 +325,7 @@ private:
     MPI_Comm private_;
     std::size_t dimension_;
     Policy policy_;
-    std::optional<reduce_plan<tree_policy>> reduce_;
+    std::optional<detail::reduce_core> reduce_; // the reduce half, for every tree policy alike
     detail::grouped_state groups_; // grouped, split_allgather and automatic's: mesh and groups (shared by copies)
     std::vector<std::uint64_t> counted_; // automatic: this call's entries per range of groups_ (dense inputs)
     std::shared_ptr<detail::exchange_buffers> buffers_ = std::make_shared<detail::exchange_buffers>();

@@ -13,6 +13,7 @@
 #include "../exec/node_buffers.hpp"
 #include "../schedule/schedule.hpp"
 #include "../select/call_stats.hpp"
+#include "../select/policy_value.hpp"
 
 namespace sparse_reduce::detail {
 
@@ -58,17 +59,17 @@ struct plan_memory {
     call_arena arena;
 };
 
-// One-shot calls keep their selection on the communicator, per policy type,
-// for the last (policy, root, dimension) they were made with.
+// One-shot calls keep their selection on the communicator, per policy type
+// (Policy names the memo), for the last (policy, root, dimension) they were
+// made with.
 template <class Policy>
 struct one_shot_memo {
-    std::optional<Policy> policy;
+    std::optional<runtime_policy> policy;
     int root = -1;
     std::size_t dimension = 0;
     selection_memo memo;
 };
 
 struct one_shot_t {};
-struct agreed_dimension_t {};
 
 } // namespace sparse_reduce::detail

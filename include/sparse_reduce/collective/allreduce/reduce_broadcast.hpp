@@ -24,7 +24,7 @@
 #include "../../report.hpp"
 #include "../../tree/two_tree.hpp"
 #include "../../wire/block.hpp"
-#include "../reduce.hpp"
+#include "../reduce_core.hpp"
 #include "messages.hpp"
 #include "partial_codec.hpp"
 #include "status.hpp"
@@ -233,8 +233,8 @@ private:
 };
 
 // reduce to 0 with `reduce`, then the pipelined broadcast of the result.
-template <class TreePolicy, class In, class Out, class Op>
-report reduce_then_broadcast(reduce_plan<TreePolicy>& reduce, MPI_Comm pc, std::size_t dimension, const In& in,
+template <class In, class Out, class Op>
+report reduce_then_broadcast(reduce_core& reduce, MPI_Comm pc, std::size_t dimension, const In& in,
                              Out& out, const Op& op, std::size_t broadcast_segment, bool bitmap)
 {
     using T = value_type_of<In>;
@@ -258,14 +258,13 @@ report reduce_then_broadcast(reduce_plan<TreePolicy>& reduce, MPI_Comm pc, std::
     } catch (...) {
         failure = current_failure_text(me);
     }
-    const TreePolicy& tp = reduce.policy();
-    std::size_t seg_bytes = broadcast_segment ? broadcast_segment : tp.segment_bytes;
+    std::size_t seg_bytes = broadcast_segment ? broadcast_segment : reduce.policy().segment_bytes();
     if (!seg_bytes) seg_bytes = default_segment_bytes;
     const std::size_t window = std::max<std::size_t>(1, seg_bytes / sizeof(T));
 
     // One broadcast tree from 0 (binomial), or two (two_tree) that take
     // alternate windows: every rank then forwards about the result once.
-    const auto streams = broadcast_streams(me, P, std::same_as<TreePolicy, policy::two_tree>);
+    const auto streams = broadcast_streams(me, P, reduce.policy().two_trees());
     std::vector<MPI_Request> reqs;
     broadcast_outcome(pc, me, streams[0], failure, rep, reqs);
 
@@ -275,7 +274,7 @@ report reduce_then_broadcast(reduce_plan<TreePolicy>& reduce, MPI_Comm pc, std::
         if (me == 0) convert_into(root_result.sparse, out, op);
     if constexpr (RO::kind == repr_kind::dense)
         if (me == 0 && failure.empty()) root_dense = RO::output(out, dimension).data(); // checked by the reduce
-    segment_broadcast<T> b(pc, me, dimension, window, seg_bytes, identity<T>(op), tp.wire, bitmap, streams, rep);
+    segment_broadcast<T> b(pc, me, dimension, window, seg_bytes, identity<T>(op), reduce.policy().wire(), bitmap, streams, rep);
     b.run(root_result, root_dense, dense_out, reqs);
     MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);
     if (!b.error_text().empty()) fail(b.error_text());

@@ -1,0 +1,514 @@
+#pragma once
+// detail::reduce_core: the reduce behind reduce_plan and the one-shot
+// reduce (collective/reduce.hpp), for every policy. A call:
+//
+//   agree      one-shot: validate a changed policy (every rank alike); the
+//              dimension, in the statistics exchange or on its own
+//   path       select/path.hpp: whole messages at once, after the exchange,
+//              or never
+//   whole      exec/whole_reduce.hpp on the schedule's first tree
+//   windows    the statistics (resolve), then exec/rank_program.hpp's nodes
+//              over the schedule's one or two trees, run by exec/mpi_executor.hpp
+//
+// Failures anywhere travel up the tree; the root and the rank that found
+// one throw (collective/reduce.hpp says which).
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <variant>
+#include <vector>
+
+#include <boost/mpi/communicator.hpp>
+
+#include "../error.hpp"
+#include "../exec/mpi_executor.hpp"
+#include "../exec/call_arena.hpp"
+#include "../exec/program_input.hpp"
+#include "../exec/rank_program.hpp"
+#include "../exec/whole_reduce.hpp"
+#include "../exec/reduce_node.hpp"
+#include "../kernel/combine.hpp"
+#include "../kernel/entry_stream.hpp"
+#include "../kernel/identity_law.hpp"
+#include "../mpi/dimension_agreement.hpp"
+#include "../op/associative_op.hpp"
+#include "../op/builtin.hpp"
+#include "../policy.hpp"
+#include "../policy_check.hpp"
+#include "../repr/representation.hpp"
+#include "../report.hpp"
+#include "../schedule/schedule.hpp"
+#include "../select/call_stats.hpp"
+#include "../select/policy_value.hpp"
+#include "../select/resolve.hpp"
+#include "../select/sreduce.hpp"
+#include "../select/tuning.hpp"
+#include "../select/tree_table.hpp"
+#include "../tree/optimal_binary.hpp"
+#include "call_check.hpp"
+#include "reduce_memo.hpp"
+
+namespace sparse_reduce::detail {
+
+// The reduce behind reduce_plan<Policy> and the one-shot reduce, for every
+// policy: the policy is a run-time value (select/policy_value.hpp), so a
+// call site compiles the reduce once per (input, output, operation) however
+// many policies it names. Copies share the plan's memory and policy.
+class reduce_core {
+public:
+    // A plan's core; collective (reduce_plan's constructor says what it
+    // agrees on). dimension_agreed: the ranks have agreed on the dimension
+    // already (allreduce's reduce half).
+    reduce_core(const boost::mpi::communicator& comm, int root, std::size_t dimension, runtime_policy policy,
+                bool dimension_agreed)
+        : reduce_core(comm, root, dimension, std::make_shared<plan_memory>())
+    {
+        agree(std::move(policy), dimension_agreed);
+    }
+
+    // A one-shot call's core (what reduce() uses): no collective here (a
+    // tuning that cannot be read fails in the call's own allreduce), the
+    // communicator's memory and memo, per policy type. The policy is the
+    // memo's copy, made and validated when the call's policy differs from
+    // the last one's: a loop of calls copies none.
+    template <reduce_policy P>
+    reduce_core(one_shot_t, const boost::mpi::communicator& comm, int root, std::size_t dimension, const P& policy)
+        : reduce_core(comm, root, dimension, nullptr)
+    {
+        auto& m = state_->template memo<one_shot_memo<P>>();
+        if (!m.policy || !m.policy->holds(policy) || m.root != root || m.dimension != dimension) {
+            m.policy.reset();
+            sparse_reduce::validate(policy); // the same on every rank: all throw, before anything is sent
+            m.policy.emplace(policy);
+            m.root = root;
+            m.dimension = dimension;
+            m.memo = {};
+        }
+        policy_ = &*m.policy;
+        memo_ = &m.memo;
+        whole_ = &state_->whole;
+        pools_ = &state_->pools;
+        arena_ = &state_->arena;
+        one_shot_ = true;
+    }
+
+    int root() const { return root_; }
+    std::size_t dimension() const { return dimension_; }
+    const runtime_policy& policy() const { return *policy_; }
+
+    // reduce_plan's schedule_for, tree_for and reduce.
+    const schedule& schedule_for(bool commutative, std::size_t value_bytes, std::size_t local_entries = 0)
+    {
+        return resolve(
+            commutative, value_bytes,
+            [&] { return detail::local_stats(static_cast<double>(local_entries), dimension_, false, {}, 1); }, true);
+    }
+    const tree& tree_for(bool commutative, std::size_t local_entries = 0)
+    {
+        return schedule_for(commutative, 8, local_entries).trees.front();
+    }
+
+    template <class In, class Out, class Op>
+    report reduce(const In& in, Out&& out, const Op& op)
+    {
+        return call<true>(in, std::forward<Out>(out), op, {});
+    }
+
+    // reduce through the windowed pipeline only, whatever the input, on a
+    /// rank that has already failed when `failure` is not empty (allreduce's
+    /// reduce half: its broadcast pairs with the windowed stream, and a
+    /// non-root's output of the wrong size fails it). The failure goes up
+    /// the tree as one found here would.
+    template <class In, class Out, class Op>
+    report reduce_windowed(const In& in, Out&& out, const Op& op, const std::string& failure)
+    {
+        return call<false>(in, std::forward<Out>(out), op, failure);
+    }
+
+private:
+    // Whole: whether the call may take the whole-message path (a compile-time
+    // choice, so a windowed-only caller does not compile that path).
+    template <bool Whole, class In, class Out, class Op>
+    report call(const In& in, Out&& out, const Op& op, const std::string& failure)
+    {
+        if constexpr (detail::checked_call<In, Out, Op>()) {
+            const double start = MPI_Wtime();
+            auto&& target = detail::writable_output(std::forward<Out>(out));
+            report rep = reduce_checked<Whole>(in, target, op, failure);
+            rep.seconds = MPI_Wtime() - start;
+            return rep;
+        } else {
+            return {};
+        }
+    }
+
+    // A plan's one agreement, on every rank alike before anything is sent:
+    // a valid policy, a readable tuning (where the policy reads one) and,
+    // unless agreed already, one dimension. A call then checks its vector
+    // against the plan's dimension locally, so the rank at fault throws.
+    void agree(runtime_policy policy, bool dimension_agreed)
+    {
+        owned_policy_ = std::make_shared<const runtime_policy>(std::move(policy));
+        policy_ = owned_policy_.get();
+        policy_->validate();
+        dimensions_agree_ = true;
+        const bool tuned = policy_->needs_call_stats();
+        if (dimension_agreed && !tuned) return;
+        const std::string tuning_error = tuned ? tuning_read_error() : std::string();
+        const unsigned long long mine[3] = {tuning_error.empty() ? 0ull : 1ull, dimension_, ~dimension_};
+        unsigned long long all[3];
+        MPI_Allreduce(mine, all, 3, MPI_UNSIGNED_LONG_LONG, MPI_MAX, private_);
+        if (all[0]) detail::fail(tuning_error.empty() ? "the tuning could not be read on another rank" : tuning_error);
+        if (all[1] != ~all[2]) detail::fail(detail::dimension_mismatch_text(private_, dimension_, root_));
+    }
+
+    template <bool Whole, representation In, representation Out, class Op>
+    report reduce_checked(const In& in, Out& out, const Op& op, const std::string& failed_before)
+    {
+        using T = value_type_of<In>;
+        using RO = repr_traits<std::remove_cvref_t<Out>>;
+        constexpr bool commutative = is_commutative_v<Op, T>;
+        if constexpr (!rle_value<T>)
+            if (policy().wire() == wire::rle) detail::fail("the rle wire format needs float or double values");
+
+        const int me = rank_;
+        const bool local_ok = sparse_reduce::dimension(in) == dimension_;
+        std::string local_failure =
+            !failed_before.empty() ? failed_before
+            : local_ok             ? std::string()
+                                   : "dimension mismatch: rank " + std::to_string(me) + " has dimension " +
+                           std::to_string(sparse_reduce::dimension(in)) + ", the plan has " + std::to_string(dimension_);
+        // The path (select/path.hpp): sparse inputs under the adaptive wire may
+        // travel whole (one message per edge), at once or as selection finds.
+        constexpr bool whole_path = Whole && index_value_representation<In>; // compiled only where it may run
+        const detail::whole_rule rule =
+            whole_path ? policy().whole_messages(true, size_) : detail::whole_rule::never;
+        const bool may_travel_whole = rule != detail::whole_rule::never;
+        const bool whole_now = rule == detail::whole_rule::at_once;
+        // A one-shot call's dimension is its vector's: the ranks agree on it
+        // in the statistics they exchange, or else here, before anything is
+        // sent, so a mismatch throws on every rank, naming the ranks at fault.
+        if (one_shot_ && (whole_now || !exchanges_statistics(sizeof(T))))
+            detail::agree_on_dimension(private_, dimension_, root_);
+
+        const T id = identity<T>(op);
+        // make_op's identity, on the first call with the op (a one-shot memo's:
+        // since the policy, root or dimension last changed)
+        if (local_failure.empty())
+            if (auto broken = detail::identity_law_once(memo_->identity_tested, op, id, in)) local_failure = *broken;
+        if constexpr (whole_path)
+            if (whole_now) return reduce_whole<T>(in, out, op, whole_schedule(commutative, sizeof(T)), local_failure);
+        const bool count = policy().stats_needed(dimension_, sizeof(T), dimensions_agree_) && local_ok;
+        // Counted only on the calls that measure (resolve calls this). The
+        // count, or else the window counts below, is the walk that checks an
+        // RLE input: a malformed one fails there, and the call goes on into
+        // the exchange (this rank's statistics count nothing) to carry the
+        // failure up the tree.
+        detail::local_counts counts;
+        const schedule& sched = resolve(
+            commutative, sizeof(T),
+            [&]() -> const detail::local_summary& {
+                try {
+                    counts = count_input(in, id, count);
+                } catch (...) {
+                    local_failure = detail::unprefixed(detail::current_exception_text());
+                    counts = {{}, detail::local_stats(0, dimension_, false, {}, 1)};
+                }
+                return counts.stats;
+            },
+            RO::kind == repr_kind::dense, may_travel_whole);
+        if constexpr (whole_path)
+            if (sched.whole) return reduce_whole<T>(in, out, op, sched, local_failure);
+        return reduce_windows<T>(in, out, op, sched, counts, std::move(local_failure));
+    }
+
+    // The windowed pipeline (exec/reduce_node.hpp) on the schedule's trees.
+    template <class T, class In, class Out, class Op>
+    report reduce_windows(const In& in, Out& out, const Op& op, const schedule& sched, local_counts& counts,
+                          std::string local_failure)
+    {
+        using RO = repr_traits<std::remove_cvref_t<Out>>;
+        const T id = identity<T>(op);
+        const int me = rank_;
+        const detail::stream_config cfg = detail::make_stream_config(sched);
+
+        using reader_t = decltype(detail::make_reader(in, id));
+        using own_t = detail::own_input<T, reader_t>;
+        detail::call_arena::lease lease(*arena_); // everything below: no heap in steady state
+        std::pmr::vector<std::uint32_t> window_counts(lease.resource());
+        std::optional<own_t> own;
+        const bool destination = me == root_;
+        detail::root_output<T> result;
+        // Checked inside the failure protocol: a bad input or output fails
+        // the call on every rank that must know, with nothing left queued.
+        if (local_failure.empty()) {
+            try {
+                own.emplace(detail::make_own_input(in, cfg, id, detail::counts_windows<In, Out>(sched, me, root_),
+                                                   window_counts, counts.blocks, detail::stats_grain));
+                if (destination) result = detail::make_root_output<T>(out, detail::same_object(in, out), sched, *own);
+            } catch (...) {
+                local_failure = detail::unprefixed(detail::current_exception_text());
+            }
+        }
+        if (!local_failure.empty()) own.emplace(own_t{nullptr, detail::empty_reader<reader_t>(id), {}});
+        try {
+            detail::rank_program<T, Op, reader_t> program(sched.trees, me, cfg, op, *own, result, *pools_,
+                                                          local_failure, lease.resource());
+            detail::run_nodes(private_, program.bindings(), lease.resource());
+
+            report rep;
+            rep.algorithm = describe_once(sched, false);
+            rep.reason = report_text(memo_->reason);
+            rep.tuning = tuning_name();
+            rep.bytes_sent = program.bytes_sent();
+            rep.bytes_received = program.bytes_received();
+            rep.messages_sent = program.messages_sent();
+            if constexpr (RO::kind != repr_kind::dense)
+                if (destination) program.write_sparse_output(out, dimension_, id); // emptied if the call failed
+            program.throw_if_failed(destination);
+            return rep;
+        } catch (...) {
+            if (destination) detail::clear_root_output(out);
+            throw;
+        }
+    }
+
+    // This rank's statistics for a call that measures (count), else its
+    // entries as stored. A one-shot call keeps a dense input's counts
+    // between counts (select/call_stats.hpp, dense_stats_memo).
+    template <class In, class T>
+    detail::local_counts count_input(const In& in, const T& id, bool count)
+    {
+        if constexpr (repr_traits<std::remove_cvref_t<In>>::kind == repr_kind::dense) {
+            if (one_shot_ && count) {
+                const double sample = detail::sampled_entries(in, dimension_, id);
+                auto& kept = memo_->dense_stats;
+                if (kept.fits(sample, policy().remeasure_interval())) return {{}, kept.local};
+                detail::local_counts counts = detail::count_locally(in, dimension_, id, true);
+                kept.keep(counts.stats, sample);
+                return counts;
+            }
+        }
+        return detail::count_locally(in, dimension_, id, count);
+    }
+
+    reduce_core(const boost::mpi::communicator& comm, int root, std::size_t dimension,
+                std::shared_ptr<plan_memory> memory)
+        : state_(&detail::state_of(MPI_Comm(comm))), private_(state_->dup), root_(root),
+          dimension_(dimension), memory_(std::move(memory))
+    {
+        MPI_Comm_rank(private_, &rank_);
+        MPI_Comm_size(private_, &size_);
+        if (root < 0 || root >= size_)
+            detail::fail("invalid root " + std::to_string(root) + " for a communicator of size " +
+                         std::to_string(size_));
+        if (memory_) {
+            memo_ = &memory_->memo;
+            whole_ = &memory_->whole;
+            pools_ = &memory_->pools;
+            arena_ = &memory_->arena;
+        }
+    }
+
+    // The schedule of a call that travels whole at once, built once (key:
+    // value_bytes 0, which no chosen schedule's key has): no collective, no
+    // allocation in steady state.
+    const schedule& whole_schedule(bool commutative, std::size_t value_bytes)
+    {
+        auto& cached = memo_->cache[commutative ? 1 : 0];
+        if (!cached || cached->first.value_bytes != 0) {
+            memo_->described = nullptr;
+            cached.emplace(detail::selection_key{}, policy().whole_schedule_at_once(size_, root_, commutative,
+                                                                                  dimension_, value_bytes));
+        }
+        return cached->second;
+    }
+
+    // The whole-message reduce (exec/whole_reduce.hpp) on the schedule's
+    // first tree.
+    template <class T, class In, class Out, class Op>
+    report reduce_whole(const In& in, Out& out, const Op& op, const schedule& sched, const std::string& local_failure)
+    {
+        // One tree: a whole message gains nothing from a second one.
+        const tree& t = sched.trees.front();
+        const detail::whole_result r =
+            detail::run_whole_call<T>(private_, t, rank_, dimension_, in, out, op, *whole_, local_failure);
+        if (r.failed && (rank_ == root_ || r.detected)) {
+            // the root's index/value output may hold part of a fold: left empty
+            if constexpr (repr_traits<Out>::kind == repr_kind::index_value)
+                if (rank_ == root_) repr_traits<Out>::commit_output(out, 0);
+            detail::fail("reduce failed on rank " + std::to_string(r.failed->rank) + ": " + r.failed->text);
+        }
+        report rep;
+        rep.algorithm = describe_once(sched, true);
+        rep.reason = report_text(memo_->reason);
+        rep.tuning = tuning_name();
+        rep.bytes_sent = r.bytes_sent;
+        rep.bytes_received = r.bytes_received;
+        rep.messages_sent = r.messages_sent;
+        return rep;
+    }
+
+    // Whether a windowed call exchanges statistics (resolve's allreduce or
+    // optimal_binary's allgather), where the ranks also agree on the
+    // dimension. A one-shot call's answer is the same on every rank, whatever
+    // its dimension: automatic and k_ary{.k = 0} always measure there.
+    bool exchanges_statistics(std::size_t value_bytes) const
+    {
+        return policy().gathers() || policy().stats_needed(dimension_, value_bytes, dimensions_agree_);
+    }
+
+    // The tuning automatic reads, for the report (empty for fixed policies).
+    report_text tuning_name()
+    {
+        const auto* a = policy_->automatic();
+        if (!a) return {};
+        if (!memo_->tuning)
+            memo_->tuning =
+                std::make_shared<const std::string>(a->tuned ? a->tuned->source : current_tuning(a->tuning_file).source);
+        return report_text(memo_->tuning);
+    }
+
+    // Empty when this rank can read the tuning the policy uses, else why not
+    // (the caller agrees on it with the other ranks before anyone throws).
+    std::string tuning_read_error() const
+    {
+        try {
+            if (const auto* a = policy_->automatic()) {
+                if (!a->tuned) current_tuning(a->tuning_file);
+            } else {
+                current_tuning();
+            }
+        } catch (...) {
+            return detail::current_exception_text();
+        }
+        return {};
+    }
+
+    report_text describe_once(const schedule& s, bool whole)
+    {
+        if (memo_->described != &s || memo_->described_whole != whole || !memo_->description) {
+            memo_->description = std::make_shared<const std::string>(describe(s) + (whole ? ", whole messages" : ""));
+            memo_->reason = std::make_shared<const std::string>(s.reason);
+            memo_->described = &s;
+            memo_->described_whole = whole;
+        }
+        return report_text(memo_->description);
+    }
+
+    // The call's one small collective, then the cached schedule or a new one.
+    // stats_of() gives this rank's statistics; called only when the call
+    // measures (automatic keeps its choice between measurements).
+    template <class Stats>
+    const schedule& resolve(bool commutative, std::size_t value_bytes, Stats&& stats_of, bool dense_output,
+                            bool whole = false)
+    {
+        auto& cached = memo_->cache[commutative ? 1 : 0];
+        const auto same_call = [&] {
+            return cached && cached->first.value_bytes == value_bytes && cached->first.dense_output == dense_output &&
+                   cached->first.whole == whole;
+        };
+        const bool gathering = policy().gathers();
+        const bool measures = !gathering && policy().stats_needed(dimension_, value_bytes, dimensions_agree_);
+        if (const auto* a = policy_->automatic()) {
+            // Between measurements the plan keeps its choice: every rank
+            // counts the same calls, so all keep or all measure.
+            auto& calls = memo_->calls_since_measure[commutative ? 1 : 0];
+            if (!one_shot_ && same_call() && cached->first.measured && a->remeasure_every > 0 &&
+                ++calls % a->remeasure_every != 0)
+                return cached->second;
+            calls = 0;
+        }
+        // No collective: the choice depends only on the values' size and the
+        // output's kind, so a cached schedule for them stands.
+        if (!gathering && !measures && same_call() && !cached->first.measured) return cached->second;
+
+        const detail::local_summary local = stats_of();
+        detail::selection_key key;
+        key.value_bytes = value_bytes;
+        key.dense_output = dense_output;
+        key.measured = measures;
+        key.whole = whole;
+        if (gathering) {
+            gather_entries(static_cast<std::size_t>(local.entries), key.entries, key.dimension);
+        } else if (measures) {
+            // A one-shot call also agrees here on whether every rank could
+            // read the tuning (a plan did that once, when it was made).
+            std::string tuning_error;
+            detail::stats_message mine{local, detail::agreement_of(root_, policy().fingerprint(), dimension_)},
+                sum;
+            // The root's output kind, not each rank's: only the root writes
+            // one, and a non-root may pass another kind (a dummy).
+            mine.agreement.root_dense_output = rank_ == root_ && dense_output ? 1 : 0;
+            if (one_shot_) {
+                tuning_error = tuning_read_error();
+                mine.agreement.tuning_failures = tuning_error.empty() ? 0 : 1;
+            }
+            MPI_Allreduce(&mine, &sum, detail::stats_message::doubles, MPI_DOUBLE, MPI_SUM, private_);
+            if (sum.agreement.tuning_failures > 0)
+                detail::fail(tuning_error.empty() ? "the tuning could not be read on another rank" : tuning_error);
+            if (!detail::check_agreement(sum.agreement, size_))
+                detail::fail(detail::dimension_mismatch_text(private_, dimension_, root_));
+            key.sum = sum.summary;
+            key.root_dense_output = sum.agreement.root_dense_output > 0.5;
+        }
+        if (!cached || !(cached->first == key)) {
+            call_stats stats;
+            if (measures) {
+                stats = detail::agreed_stats(key.sum, size_, value_bytes, key.root_dense_output, whole);
+            } else { // no allreduce: this rank's view, which is all the choice depends on
+                stats = detail::agreed_stats(local, 1, value_bytes, dense_output, whole);
+                stats.ranks = size_;
+            }
+            const std::size_t dimension = gathering ? static_cast<std::size_t>(key.dimension) : dimension_;
+            memo_->described = nullptr;
+            schedule s = policy().resolve_schedule(size_, root_, commutative, dimension, value_bytes,
+                                                  key.entries, stats);
+            s.dimension = dimension_; // a plan streams its own dimension, whatever optimal_binary's gather said
+            cached.emplace(std::move(key), std::move(s));
+        }
+        return cached->second;
+    }
+
+    // Every rank's entry count and the largest dimension, by one allgather
+    // on the private communicator.
+    void gather_entries(std::size_t local, std::vector<double>& entries, double& dimension)
+    {
+        const unsigned long long mine[2] = {local, dimension_};
+        std::vector<unsigned long long> all(2 * static_cast<std::size_t>(size_));
+        MPI_Allgather(mine, 2, MPI_UNSIGNED_LONG_LONG, all.data(), 2, MPI_UNSIGNED_LONG_LONG, private_);
+        unsigned long long largest = 0;
+        bool same = true; // every rank sees every dimension: all throw, or none does
+        for (std::size_t r = 0; r < all.size(); r += 2) {
+            entries.push_back(static_cast<double>(all[r]));
+            largest = std::max(largest, all[r + 1]);
+            same = same && all[r + 1] == all[1];
+        }
+        if (!same) detail::fail(detail::dimension_mismatch_text(private_, dimension_, root_));
+        dimension = static_cast<double>(largest);
+    }
+
+    int rank_ = 0, size_ = 0; // in the user's communicator (also the private duplicate's)
+    detail::comm_state* state_;
+    MPI_Comm private_;
+    int root_;
+    std::size_t dimension_;
+    // A plan's own policy, shared by its copies; a one-shot call's is the
+    // communicator's memo's (see the one-shot constructor).
+    std::shared_ptr<const runtime_policy> owned_policy_;
+    const runtime_policy* policy_ = nullptr;
+    bool dimensions_agree_ = false;
+    bool one_shot_ = false;
+    std::shared_ptr<plan_memory> memory_; // a plan's own; none for one-shot calls
+    detail::selection_memo* memo_ = nullptr;
+    detail::node_buffers* whole_ = nullptr;
+    std::vector<detail::node_buffers>* pools_ = nullptr; // per tree: its node, its forward receiver, its result
+    detail::call_arena* arena_ = nullptr;
+};
+
+} // namespace sparse_reduce::detail

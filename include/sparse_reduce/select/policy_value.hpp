@@ -1,0 +1,153 @@
+#pragma once
+// A reduce policy as a run-time value. The plan's core (collective/
+// reduce_core.hpp) holds one, so a call site compiles the reduce once per
+// (input, output, operation), not once more per policy type.
+//
+// The decisions that depend on the policy (validation, whether a call
+// measures, the path, the schedule) sit behind a table of functions made
+// for the policy types a program names, and only for them: a call site
+// under automatic never compiles optimal_binary's tree builder. A policy
+// of the caller's own (any reduce_policy) runs as own_tree_policy, the
+// binomial tree with its wire format and segment size. Type erasure by a
+// table rather than std::variant: a variant of eight policies costs every
+// call site its visitors.
+
+#include <cstddef>
+#include <span>
+#include <type_traits>
+#include <memory>
+
+#include "../policy.hpp"
+#include "../policy_check.hpp"
+#include "call_stats.hpp"
+#include "path.hpp"
+#include "resolve.hpp"
+
+namespace sparse_reduce::detail {
+
+// A policy of the caller's own type, by the fields the concept names.
+struct own_tree_policy {
+    wire::format wire = wire::adaptive;
+    std::size_t segment_bytes = 0;
+    friend bool operator==(const own_tree_policy&, const own_tree_policy&) = default;
+};
+
+// The type a policy is held as: itself, or own_tree_policy for a type the
+// library does not know (resolve_schedule's "caller's own" branch).
+template <class P>
+inline constexpr bool builtin_tree_policy =
+    std::is_same_v<P, policy::binomial> || std::is_same_v<P, policy::k_ary> || std::is_same_v<P, policy::binary> ||
+    std::is_same_v<P, policy::chain> || std::is_same_v<P, policy::optimal_binary> ||
+    std::is_same_v<P, policy::two_tree> || std::is_same_v<P, policy::automatic>;
+template <class P>
+using held_policy_t = std::conditional_t<builtin_tree_policy<P>, P, own_tree_policy>;
+
+// The policy-dependent decisions, one table per held type H (the policy is
+// passed as a pointer to an H).
+struct policy_ops {
+    void (*validate)(const void*);
+    bool (*needs_call_stats)(const void*);
+    bool (*stats_needed)(const void*, std::size_t dimension, std::size_t value_bytes, bool dimensions_agree);
+    unsigned (*remeasure_interval)(const void*);
+    double (*fingerprint)(const void*);
+    whole_rule (*whole_messages)(const void*, bool index_value_input, int ranks);
+    schedule (*resolve)(const void*, int size, int root, bool commutative, std::size_t dimension,
+                        std::size_t value_bytes, std::span<const double> nnz, const call_stats& stats);
+    schedule (*whole_at_once)(const void*, int size, int root, bool commutative, std::size_t dimension,
+                              std::size_t value_bytes);
+};
+
+template <class H>
+const H& held(const void* p)
+{
+    return *static_cast<const H*>(p);
+}
+
+template <class H>
+inline constexpr policy_ops policy_ops_of = {
+    [](const void* p) { sparse_reduce::validate(held<H>(p)); },
+    [](const void* p) { return needs_call_stats(held<H>(p)); },
+    [](const void* p, std::size_t dimension, std::size_t value_bytes, bool agree) {
+        return stats_needed(held<H>(p), dimension, value_bytes, agree);
+    },
+    [](const void* p) { return remeasure_interval(held<H>(p)); },
+    [](const void* p) { return policy_fingerprint(held<H>(p)); },
+    [](const void* p, bool index_value_input, int ranks) {
+        return whole_messages(held<H>(p), index_value_input, ranks);
+    },
+    [](const void* p, int size, int root, bool commutative, std::size_t dimension, std::size_t value_bytes,
+       std::span<const double> nnz, const call_stats& stats) {
+        return resolve_schedule(held<H>(p), size, root, commutative, dimension, value_bytes, nnz, stats);
+    },
+    [](const void* p, int size, int root, bool commutative, std::size_t dimension, std::size_t value_bytes) {
+        return whole_schedule_at_once(held<H>(p), size, root, commutative, dimension, value_bytes);
+    },
+};
+
+// A reduce policy of any type, held by value (shared by copies).
+class runtime_policy {
+public:
+    template <reduce_policy P>
+    explicit runtime_policy(const P& p)
+        : ops_(&policy_ops_of<held_policy_t<P>>), wire_(p.wire), segment_bytes_(p.segment_bytes),
+          gathers_(std::is_same_v<P, policy::optimal_binary>), two_trees_(std::is_same_v<P, policy::two_tree>)
+    {
+        if constexpr (builtin_tree_policy<P>) held_ = std::make_shared<const P>(p);
+        else held_ = std::make_shared<const own_tree_policy>(own_tree_policy{p.wire, p.segment_bytes});
+        if constexpr (std::is_same_v<P, policy::automatic>) automatic_ = static_cast<const P*>(held_.get());
+    }
+
+    // The policy, when it is held as a P.
+    template <class P>
+    const P* get() const
+    {
+        return ops_ == &policy_ops_of<P> ? static_cast<const P*>(held_.get()) : nullptr;
+    }
+    // Whether this is p (no copy of p: automatic holds strings).
+    template <reduce_policy P>
+    bool holds(const P& p) const
+    {
+        const auto* h = get<held_policy_t<P>>();
+        if constexpr (builtin_tree_policy<P>) return h && *h == p;
+        else return h && h->wire == p.wire && h->segment_bytes == p.segment_bytes;
+    }
+
+    wire::format wire() const { return wire_; }
+    std::size_t segment_bytes() const { return segment_bytes_; }
+    bool gathers() const { return gathers_; }
+    bool two_trees() const { return two_trees_; }
+    const policy::automatic* automatic() const { return automatic_; }
+
+    void validate() const { ops_->validate(held_.get()); }
+    bool needs_call_stats() const { return ops_->needs_call_stats(held_.get()); }
+    bool stats_needed(std::size_t dimension, std::size_t value_bytes, bool dimensions_agree) const
+    {
+        return ops_->stats_needed(held_.get(), dimension, value_bytes, dimensions_agree);
+    }
+    unsigned remeasure_interval() const { return ops_->remeasure_interval(held_.get()); }
+    double fingerprint() const { return ops_->fingerprint(held_.get()); }
+    whole_rule whole_messages(bool index_value_input, int ranks) const
+    {
+        return ops_->whole_messages(held_.get(), index_value_input, ranks);
+    }
+    schedule resolve_schedule(int size, int root, bool commutative, std::size_t dimension, std::size_t value_bytes,
+                              std::span<const double> nnz, const call_stats& stats) const
+    {
+        return ops_->resolve(held_.get(), size, root, commutative, dimension, value_bytes, nnz, stats);
+    }
+    schedule whole_schedule_at_once(int size, int root, bool commutative, std::size_t dimension,
+                                    std::size_t value_bytes) const
+    {
+        return ops_->whole_at_once(held_.get(), size, root, commutative, dimension, value_bytes);
+    }
+
+private:
+    const policy_ops* ops_;
+    std::shared_ptr<const void> held_;
+    wire::format wire_;
+    std::size_t segment_bytes_;
+    bool gathers_, two_trees_;
+    const policy::automatic* automatic_ = nullptr;
+};
+
+} // namespace sparse_reduce::detail
