@@ -6,8 +6,8 @@
 #     that goes up the layer order below;
 #   - sim/ (the simulators) included only from sim/ and simulate.hpp, so the
 #     umbrella header and the collectives never parse it.
-# Exit 0 when all hold, 1 (with one line per violation) when not. Functions
-# over MAX_FUNCTION_LINES are listed as warnings (they do not fail the check).
+#   - no function over MAX_FUNCTION_LINES (80) lines.
+# Exit 0 when all hold, 1 (with one line per violation) when not.
 #
 # Usage: scripts/check-layout.sh [repository root]   (default: this script's ..)
 set -euo pipefail
@@ -138,14 +138,13 @@ for comp in sccs:
     inside = [edges[a][b] for a in comp for b in edges.get(a, {}) if b in comp]
     problems.append("include cycle between folders " + ", ".join(comp) + ": " + "; ".join(inside))
 
-# Long functions (warnings): a body is a `{` whose statement head ends in
+# Long functions: a body is a `{` whose statement head ends in
 # `)` (perhaps followed by const, noexcept, a trailing return type or a
 # member initialiser list) and does not start with a control keyword; its
 # length runs from the head's first line to the matching `}`.
 strip_re = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'', re.S)
 body_head_re = re.compile(r'\)\s*(?:const|noexcept|override|final|mutable|->[^{;]*|:[^{;]*)?\s*$')
 control_re = re.compile(r'^(?:else\b|if\b|for\b|while\b|switch\b|catch\b|do\b|try\b|return\b)')
-warnings = []
 for rel in headers:
     with open(os.path.join(base, rel), encoding="utf-8") as fh:
         text = strip_re.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), fh.read())
@@ -163,15 +162,14 @@ for rel in headers:
                 body, first = opens.pop()
                 last = text.count("\n", 0, i) + 1
                 if body and last - first + 1 > MAX_FUNCTION_LINES:
-                    warnings.append(f"long function: include/sparse_reduce/{rel}:{first} has {last - first + 1} lines")
+                    problems.append(f"long function: include/sparse_reduce/{rel}:{first} has {last - first + 1} lines "
+                                    f"(at most {MAX_FUNCTION_LINES})")
             head_start = i + 1
-for w in warnings:
-    print("check-layout: warning: " + w, file=sys.stderr)
-
 if problems:
     print("check-layout: FAILED", file=sys.stderr)
     for p in problems:
         print("  " + p, file=sys.stderr)
     sys.exit(1)
-print(f"check-layout: ok ({len(headers)} headers, {len(nodes)} folders, no cycle, every include goes down)")
+print(f"check-layout: ok ({len(headers)} headers, {len(nodes)} folders, no cycle, every include goes down, "
+      f"no function over {MAX_FUNCTION_LINES} lines)")
 PY

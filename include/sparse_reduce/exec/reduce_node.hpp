@@ -371,6 +371,35 @@ private:
         }
     }
 
+    // How a dense window starts. The own array is copied into acc lazily
+    // (pending_own): the first dense child block on its right is folded in
+    // the same pass (acc = own ⊗ x), and a sparse first block on either side
+    // is folded into the copy as it is made (kernel/fold_into_copy.hpp),
+    // which saves one pass over the window, the root's in a drop-in reduce.
+    // Sparse own entries are written over the identity at once. Without an
+    // own vector acc is not filled at all until the first block (unfilled):
+    // a dense one is copied (absent ⊗ x = x), a sparse one written over the
+    // identity.
+    struct dense_start {
+        const T* pending_own = nullptr;
+        bool unfilled = false;
+    };
+    dense_start start_dense(T* acc, std::size_t lo, std::size_t len, bool has_own, bool own_dense)
+    {
+        if (own_dense) { // (a window copied ahead already holds it: work_ahead)
+            if (own_->dense + lo != acc && lo / cfg_.window >= ahead_) return {own_->dense + lo, false};
+            return {};
+        }
+        if (!has_own) return {nullptr, true};
+        dense_work_ += len;
+        std::fill(acc, acc + len, id_);
+        own_->visit_window(lo, len, id_, [&](auto r) {
+            for (; !r.done(); r.next()) acc[r.index()] = r.value();
+        });
+        if (lo / cfg_.window < own_->window_entries.size()) sparse_work_ += own_->window_entries[lo / cfg_.window];
+        return {};
+    }
+
     // acc = c[0] ⊗ ... ⊗ own ⊗ ... on a dense array: start from own, apply
     // the children after it on the right in order, those before it on the
     // left in reverse order. An element absent on one side (the identity)
@@ -384,27 +413,9 @@ private:
             return;
         }
         T* acc = to_dense_output ? out_->dense + lo : dense_acc_;
-        // The own array is copied into acc lazily: the first dense child block
-        // on its right is folded in the same pass (acc = own ⊗ x), and a
-        // sparse first block on either side is folded into the copy as it is
-        // made (kernel/fold_into_copy.hpp), which saves one pass over the
-        // window, the root's in a drop-in reduce. Without an
-        // own vector acc is not filled at all until the first block: a dense
-        // one is copied (absent ⊗ x = x), a sparse one written over the identity.
-        const T* pending_own = nullptr;
-        bool unfilled = false;
-        if (own_dense) { // (a window copied ahead already holds it: work_ahead)
-            if (own_->dense + lo != acc && lo / cfg_.window >= ahead_) pending_own = own_->dense + lo;
-        } else if (has_own) {
-            dense_work_ += len;
-            std::fill(acc, acc + len, id_);
-            own_->visit_window(lo, len, id_, [&](auto r) {
-                for (; !r.done(); r.next()) acc[r.index()] = r.value();
-            });
-            if (lo / cfg_.window < own_->window_entries.size()) sparse_work_ += own_->window_entries[lo / cfg_.window];
-        } else {
-            unfilled = true;
-        }
+        dense_start start = start_dense(acc, lo, len, has_own, own_dense);
+        const T*& pending_own = start.pending_own;
+        bool& unfilled = start.unfilled;
         const std::size_t self = has_own ? static_cast<std::size_t>(shape_.self_position) : 0;
         auto flush_own = [&] {
             if (!pending_own) return;

@@ -345,6 +345,54 @@ void set_whole_timing(simulation_result& res, std::span<const In* const> inputs,
 
 } // namespace detail
 
+namespace detail {
+
+// When the ranks start: after automatic's allreduce, per call of a plan that
+// repeats it every remeasure_every calls (the steady state a benchmark of a
+// plan sees), ...
+template <class Policy>
+double stats_time_before(const simulated_call& call, const Policy& pol, int p, const network_model& net)
+{
+    double before = call.stats ? stats_allreduce_time(p, net) : 0;
+    if constexpr (std::is_same_v<Policy, policy::automatic>)
+        if (pol.remeasure_every > 0) before /= pol.remeasure_every;
+    return before;
+}
+
+// ... and the scan of each rank's input.
+template <class In>
+std::vector<double> start_times(std::span<const In* const> inputs, double before, const network_model& net)
+{
+    using RI = repr_traits<std::remove_cvref_t<In>>;
+    std::vector<double> start;
+    for (const In* in : inputs)
+        start.push_back(before + (RI::kind == repr_kind::dense ? net.gamma_dense * static_cast<double>(dimension(*in))
+                                                               : net.gamma * static_cast<double>(stored_entries(*in))));
+    return start;
+}
+
+// The windowed run's figures: time, bytes and messages per rank, and the
+// critical path into the root.
+template <class Program, class Machine>
+simulation_result windowed_result(const schedule& sched, const std::vector<std::unique_ptr<Program>>& programs,
+                                  Machine& machine, int root)
+{
+    simulation_result res;
+    res.algorithm = describe(sched);
+    for (std::size_t r = 0; r < programs.size(); ++r) {
+        const auto& prog = *programs[r];
+        res.bytes_sent.push_back(prog.bytes_sent());
+        res.bytes_total += prog.bytes_sent();
+        res.messages_total += prog.messages_sent();
+        res.time = std::max(res.time, machine.clock(static_cast<int>(r)));
+    }
+    for (auto& b : programs[static_cast<std::size_t>(root)]->bindings())
+        res.critical_path_bytes = std::max(res.critical_path_bytes, machine.critical(b.node));
+    return res;
+}
+
+} // namespace detail
+
 /// Simulates reduce(comm of inputs.size() ranks, *inputs[r] on rank r, out, op, root, policy)
 /// on network `net`; out gets the result. Ranks may share an input object: a
 /// simulation of many ranks needs memory only for the distinct ones.
@@ -396,33 +444,10 @@ simulation_result simulate_reduce(std::span<const In* const> inputs, Out& out, c
                                          std::to_string(dimension(in)) + ", others " + std::to_string(dim)));
         }
 
-        // Each rank starts after automatic's allreduce, per call of a plan that
-        // repeats it every remeasure_every calls (the steady state a benchmark
-        // of a plan sees), and the scan of its input.
-        double before = call.stats ? detail::stats_allreduce_time(p, net) : 0;
-        if constexpr (std::is_same_v<Policy, policy::automatic>)
-            if (policy.remeasure_every > 0) before /= policy.remeasure_every;
-        std::vector<double> start(static_cast<std::size_t>(p));
-        for (int r = 0; r < p; ++r) {
-            const In& in = *inputs[static_cast<std::size_t>(r)];
-            start[static_cast<std::size_t>(r)] = before + (RI::kind == repr_kind::dense
-                                                               ? net.gamma_dense * static_cast<double>(dimension(in))
-                                                               : net.gamma * static_cast<double>(stored_entries(in)));
-        }
+        const double before = detail::stats_time_before(call, policy, p, net);
         detail::modelled_machine<program_t> machine(programs, net);
-        machine.run(start);
-
-        simulation_result res;
-        res.algorithm = describe(sched);
-        for (int r = 0; r < p; ++r) {
-            const auto& prog = *programs[static_cast<std::size_t>(r)];
-            res.bytes_sent.push_back(prog.bytes_sent());
-            res.bytes_total += prog.bytes_sent();
-            res.messages_total += prog.messages_sent();
-            res.time = std::max(res.time, machine.clock(r));
-        }
-        for (auto& b : programs[static_cast<std::size_t>(root)]->bindings())
-            res.critical_path_bytes = std::max(res.critical_path_bytes, machine.critical(b.node));
+        machine.run(detail::start_times(inputs, before, net));
+        simulation_result res = detail::windowed_result(sched, programs, machine, root);
         // The whole path (select/path.hpp): the executor sends one message per
         // edge of the schedule's first tree, so time, bytes and messages are
         // that path's (sim/whole_model.hpp), which prices 32-bit message

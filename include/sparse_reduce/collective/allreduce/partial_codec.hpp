@@ -167,17 +167,25 @@ std::size_t decode_blocks(std::span<const std::byte> bytes, std::size_t at, std:
 
 // A whole partial as blocks of `window` elements, behind an 8-byte status
 // (0 ok; else 1 + the failing rank). A failed sender sends the status alone.
+// Blocks of `window` elements each for elements [first, first + length) of
+// p (of dense, when given), appended from byte `at` of buf.
+template <class T>
+std::size_t append_blocks(const partial<T>& p, const T* dense, std::size_t first, std::size_t length,
+                          std::size_t window, const T& id, wire::format f, wire_buffer& buf, std::size_t at, bool bitmap)
+{
+    for (std::size_t lo = first; lo < first + length; lo += window)
+        at = append_block<T>(p, dense, lo, std::min(window, first + length - lo), id, f, buf, at, bitmap);
+    return at;
+}
+
 template <class T>
 std::size_t encode_partial(const partial<T>* p, std::size_t dimension, std::size_t window, const T& id,
                            wire::format f, std::int64_t status, wire_buffer& buf)
 {
     if (buf.empty()) buf.resize(1); // a kept buffer is not shrunk: growing it again would zero it
     buf[0] = static_cast<std::uint64_t>(status);
-    std::size_t at = 8;
-    if (status != 0) return at;
-    for (std::size_t lo = 0; lo < dimension; lo += window)
-        at = append_block<T>(*p, nullptr, lo, std::min(window, dimension - lo), id, f, buf, at, true);
-    return at;
+    if (status != 0) return 8;
+    return append_blocks<T>(*p, nullptr, 0, dimension, window, id, f, buf, 8, true);
 }
 
 // A whole partial's blocks, parsed in place, and how many entries they hold

@@ -368,12 +368,8 @@ partial<T> scatter_ranges(MPI_Comm pc, const partial<T>& mine, const T* dense_in
         return std::pair{ranges[d] + j * seg, std::min(seg, ranges[d + 1] - ranges[d] - j * seg)};
     };
     const auto encode = [&](std::size_t d, std::size_t j, wire_buffer& b) {
-        std::size_t at = 0;
         const auto [first, length] = piece(d, j);
-        for (std::size_t lo = first; lo < first + length; lo += window)
-            at = append_block<T>(mine, dense_in, lo, std::min(window, first + length - lo), id, fmt, b, at,
-                                 buffers.bitmap);
-        return at;
+        return append_blocks<T>(mine, dense_in, first, length, window, id, fmt, b, 0, buffers.bitmap);
     };
     // what this member sends raw (its counts said so), whatever its own accumulator
     const auto raw_to = [&](std::size_t d, std::size_t j) {
@@ -467,11 +463,8 @@ void allgather_ranges(MPI_Comm pc, const partial<T>& mine, std::span<const std::
         if (in_place && !st.failed()) recvs[me] = 0;
     }
     const auto encode = [&](std::size_t, std::size_t j, wire_buffer& b) {
-        std::size_t at = 0;
-        const std::size_t end = std::min(len, (j + 1) * seg);
-        for (std::size_t lo = j * seg; lo < end; lo += window)
-            at = append_block<T>(mine, nullptr, lo, std::min(window, end - lo), id, fmt, b, at, buffers.bitmap);
-        return at;
+        return append_blocks<T>(mine, nullptr, j * seg, std::min(seg, len - j * seg), window, id,
+                                fmt, b, 0, buffers.bitmap);
     };
     const auto piece = [&](std::size_t r, std::size_t j) { // segment j of range r: local first element, length
         return std::pair{j * seg, std::min(seg, ranges[r + 1] - ranges[r] - j * seg)};
