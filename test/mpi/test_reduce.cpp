@@ -121,6 +121,41 @@ BOOST_AUTO_TEST_CASE(every_policy_wire_pattern_root_plus_double)
                                              << root << " pattern " << int(p));
 }
 
+// A reduce_policy of the caller's own type (doc/semantics.md, "Policies of
+// your own type"): the binomial tree with its wire format and segment size;
+// a plan gives it back whole.
+struct own_policy {
+    sr::wire::format wire = sr::wire::adaptive;
+    std::size_t segment_bytes = 1024;
+    int tag = 0; // a field the library does not know
+};
+
+BOOST_AUTO_TEST_CASE(a_policy_of_the_callers_own_type)
+{
+    auto& comm = world();
+    const std::size_t n = 3001;
+    unsigned salt = 900;
+    for (auto w : {sr::wire::adaptive, sr::wire::dense})
+        for (int root : roots()) {
+            const own_policy pol{.wire = w, .tag = root + 1};
+            const auto in = input_of<double>(comm.rank(), comm.size(), n, 0.05, pattern::uniform, std::plus<>{}, ++salt);
+            const auto want = serial_fold<double>(comm.size(), n, 0.05, pattern::uniform, std::plus<>{}, salt);
+            std::vector<double> out;
+            const auto rep = sr::reduce(comm, in, out, std::plus<>{}, root, pol);
+            bool ok = rep.reason.str() == "binomial tree: the default for a policy of the caller's own" &&
+                      rep.algorithm.str().rfind("binomial(wire=" + std::string(sr::wire::to_string(w)) + ", segment=1024)", 0) == 0;
+            if (comm.rank() == root) ok = ok && matches(out, want);
+            BOOST_TEST(all_ok(ok), "one-shot, wire " << int(w) << " root " << root);
+
+            auto plan = sr::make_plan(comm, root, n, pol);
+            BOOST_TEST(plan.policy().tag == root + 1);
+            BOOST_TEST(plan.policy().segment_bytes == 1024u);
+            out.clear();
+            plan.reduce(in, out, std::plus<>{});
+            BOOST_TEST(all_ok(comm.rank() != root || matches(out, want)), "plan, wire " << int(w) << " root " << root);
+        }
+}
+
 // segment_bytes above max_window_bytes (128 KiB): messages of several
 // windows each, the two trees' alternate windows included; a dimension that
 // ends in a short window.
