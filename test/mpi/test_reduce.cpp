@@ -126,9 +126,16 @@ BOOST_AUTO_TEST_CASE(every_policy_wire_pattern_root_plus_double)
 // a plan gives it back whole.
 struct own_policy {
     sr::wire::format wire = sr::wire::adaptive;
-    std::size_t segment_bytes = 1024;
-    int tag = 0; // a field the library does not know
+    int segment_bytes = 1024; // any type that converts to std::size_t
+    int tag = 0;              // a field the library does not know
+    friend bool operator==(const own_policy&, const own_policy&) = default;
 };
+
+// The caller's own check, found by argument-dependent lookup.
+void validate(const own_policy& p)
+{
+    if (p.tag < 0) throw sr::error("own_policy: tag must not be negative");
+}
 
 BOOST_AUTO_TEST_CASE(a_policy_of_the_callers_own_type)
 {
@@ -149,11 +156,18 @@ BOOST_AUTO_TEST_CASE(a_policy_of_the_callers_own_type)
 
             auto plan = sr::make_plan(comm, root, n, pol);
             BOOST_TEST(plan.policy().tag == root + 1);
-            BOOST_TEST(plan.policy().segment_bytes == 1024u);
+            BOOST_TEST(plan.policy().segment_bytes == 1024);
             out.clear();
             plan.reduce(in, out, std::plus<>{});
             BOOST_TEST(all_ok(comm.rank() != root || matches(out, want)), "plan, wire " << int(w) << " root " << root);
         }
+    // the caller's validate refuses on every rank, before anything is sent
+    const std::vector<double> in(n, 1.0);
+    std::vector<double> out;
+    BOOST_CHECK_THROW(sr::reduce(comm, in, out, std::plus<>{}, 0, own_policy{.tag = -1}), sr::error);
+    BOOST_CHECK_THROW(sr::make_plan(comm, 0, n, own_policy{.tag = -1}), sr::error);
+    sr::reduce(comm, in, out, std::plus<>{}, 0, own_policy{});
+    BOOST_TEST(all_ok(comm.rank() != 0 || out == std::vector<double>(n, comm.size())));
 }
 
 // segment_bytes above max_window_bytes (128 KiB): messages of several

@@ -26,7 +26,6 @@
 /// dimension, throw on every rank before anything is sent.
 
 #include <cstddef>
-#include <memory>
 #include <utility>
 
 #include <boost/mpi/communicator.hpp>
@@ -64,7 +63,6 @@ public:
     reduce_plan(const boost::mpi::communicator& comm, int root, std::size_t dimension, Policy policy = {})
         : core_(comm, root, dimension, detail::runtime_policy(policy), false)
     {
-        if constexpr (!detail::builtin_tree_policy<Policy>) own_ = std::make_shared<const Policy>(std::move(policy));
     }
 
     /// A one-shot call's plan (internal: what reduce() uses; see
@@ -78,11 +76,7 @@ public:
     int root() const { return core_.root(); }                 ///< The root rank.
     std::size_t dimension() const { return core_.dimension(); } ///< The vectors' dimension.
     /// The policy.
-    const Policy& policy() const
-    {
-        if constexpr (detail::builtin_tree_policy<Policy>) return *core_.policy().template get<Policy>();
-        else return *own_;
-    }
+    const Policy& policy() const { return *core_.policy().template get<Policy>(); }
 
     /// What reduce runs for values of value_bytes bytes when this rank holds
     /// local_entries entries. Collective for optimal_binary (an allgather of
@@ -116,7 +110,6 @@ public:
 
 private:
     detail::reduce_core core_;
-    std::shared_ptr<const Policy> own_; // a policy of the caller's own type, for policy()
 };
 
 /// Makes a reduce_plan: for repeated reduces of one dimension to one root.

@@ -83,7 +83,8 @@ public:
         auto& m = state_->template memo<one_shot_memo<P>>();
         if (!m.policy || !m.policy->holds(policy) || m.root != root || m.dimension != dimension) {
             m.policy.reset();
-            sparse_reduce::validate(policy); // the same on every rank: all throw, before anything is sent
+            using sparse_reduce::validate; // and the caller's own, by argument-dependent lookup
+            validate(policy);              // the same on every rank: all throw, before anything is sent
             m.policy.emplace(policy);
             m.root = root;
             m.dimension = dimension;

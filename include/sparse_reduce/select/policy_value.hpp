@@ -7,14 +7,15 @@
 // measures, the path, the schedule) sit behind a table of functions made
 // for the policy types a program names, and only for them: a call site
 // under automatic never compiles optimal_binary's tree builder. A policy
-// of the caller's own (any reduce_policy) runs as own_tree_policy, the
-// binomial tree with its wire format and segment size. Type erasure by a
+// of the caller's own (any reduce_policy) is held as it is and runs the
+// binomial tree with its wire format and segment size (resolve.hpp). Type erasure by a
 // table rather than std::variant: a variant of eight policies costs every
 // call site its visitors.
 
 #include <cstddef>
 #include <span>
 #include <type_traits>
+#include <concepts>
 #include <memory>
 
 #include "../policy.hpp"
@@ -25,25 +26,9 @@
 
 namespace sparse_reduce::detail {
 
-// A policy of the caller's own type, by the fields the concept names.
-struct own_tree_policy {
-    wire::format wire = wire::adaptive;
-    std::size_t segment_bytes = 0;
-    friend bool operator==(const own_tree_policy&, const own_tree_policy&) = default;
-};
-
-// The type a policy is held as: itself, or own_tree_policy for a type the
-// library does not know (resolve_schedule's "caller's own" branch).
-template <class P>
-inline constexpr bool builtin_tree_policy =
-    std::is_same_v<P, policy::binomial> || std::is_same_v<P, policy::k_ary> || std::is_same_v<P, policy::binary> ||
-    std::is_same_v<P, policy::chain> || std::is_same_v<P, policy::optimal_binary> ||
-    std::is_same_v<P, policy::two_tree> || std::is_same_v<P, policy::automatic>;
-template <class P>
-using held_policy_t = std::conditional_t<builtin_tree_policy<P>, P, own_tree_policy>;
-
-// The policy-dependent decisions, one table per held type H (the policy is
-// passed as a pointer to an H).
+// The policy-dependent decisions, one table per policy type H (the policy
+// is passed as a pointer to an H). validate is found by argument-dependent
+// lookup too: a policy type of the caller's own may bring its own.
 struct policy_ops {
     void (*validate)(const void*);
     bool (*needs_call_stats)(const void*);
@@ -65,7 +50,10 @@ const H& held(const void* p)
 
 template <class H>
 inline constexpr policy_ops policy_ops_of = {
-    [](const void* p) { sparse_reduce::validate(held<H>(p)); },
+    [](const void* p) {
+        using sparse_reduce::validate; // and the caller's own, by argument-dependent lookup
+        validate(held<H>(p));
+    },
     [](const void* p) { return needs_call_stats(held<H>(p)); },
     [](const void* p, std::size_t dimension, std::size_t value_bytes, bool agree) {
         return stats_needed(held<H>(p), dimension, value_bytes, agree);
@@ -89,27 +77,27 @@ class runtime_policy {
 public:
     template <reduce_policy P>
     explicit runtime_policy(const P& p)
-        : ops_(&policy_ops_of<held_policy_t<P>>), wire_(p.wire), segment_bytes_(p.segment_bytes),
+        : ops_(&policy_ops_of<P>), held_(std::make_shared<const P>(p)), wire_(p.wire),
+          segment_bytes_(static_cast<std::size_t>(p.segment_bytes)),
           gathers_(std::is_same_v<P, policy::optimal_binary>), two_trees_(std::is_same_v<P, policy::two_tree>)
     {
-        if constexpr (builtin_tree_policy<P>) held_ = std::make_shared<const P>(p);
-        else held_ = std::make_shared<const own_tree_policy>(own_tree_policy{p.wire, p.segment_bytes});
         if constexpr (std::is_same_v<P, policy::automatic>) automatic_ = static_cast<const P*>(held_.get());
     }
 
-    // The policy, when it is held as a P.
+    // The policy, when it is a P.
     template <class P>
     const P* get() const
     {
         return ops_ == &policy_ops_of<P> ? static_cast<const P*>(held_.get()) : nullptr;
     }
-    // Whether this is p (no copy of p: automatic holds strings).
+    // Whether this is p (no copy of p: automatic holds strings). A policy
+    // type without == never is: a one-shot call copies it every time.
     template <reduce_policy P>
     bool holds(const P& p) const
     {
-        const auto* h = get<held_policy_t<P>>();
-        if constexpr (builtin_tree_policy<P>) return h && *h == p;
-        else return h && h->wire == p.wire && h->segment_bytes == p.segment_bytes;
+        const P* h = get<P>();
+        if constexpr (std::equality_comparable<P>) return h && *h == p;
+        else return false;
     }
 
     wire::format wire() const { return wire_; }
