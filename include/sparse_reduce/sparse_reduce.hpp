@@ -76,6 +76,7 @@
 #include "kernel/convert.hpp"
 
 #include "wire/block.hpp"
+#include "wire/entries.hpp"
 
 #include "model/cost.hpp"
 #include "model/merged_size.hpp"

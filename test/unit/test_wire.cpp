@@ -46,6 +46,25 @@ std::vector<T> decode_dense(std::span<const std::byte> bytes, std::size_t len, c
     return out;
 }
 
+// The same through wire::entries_of (the folds' one reader): the entries
+// must come strictly increasing, below len, and fill out the same vector.
+template <class T>
+std::vector<T> decode_entries(std::span<const std::byte> bytes, std::size_t len, const T& id)
+{
+    const auto view = sw::parse_block<T>(bytes, len);
+    std::vector<std::uint32_t> idx_room(len + 1, 0xdeadbeefu);
+    std::vector<T> val_room(len + 1, id);
+    const auto e = sw::entries_of(view, id, idx_room.data(), val_room.data());
+    std::vector<T> out(len, id);
+    for (std::size_t k = 0; k < e.n; ++k) {
+        BOOST_TEST_REQUIRE(e.idx[k] < len);
+        if (k > 0) BOOST_TEST_REQUIRE(e.idx[k - 1] < e.idx[k]);
+        out[e.idx[k]] = e.val[k];
+    }
+    BOOST_TEST(idx_room[len] == 0xdeadbeefu); // nothing written past the room
+    return out;
+}
+
 template <class T, class Op>
 void check_formats_of(const std::vector<T>& x, double density, const Op& op)
 {
@@ -63,6 +82,8 @@ void check_formats_of(const std::vector<T>& x, double density, const Op& op)
         const auto back = decode_dense<T>({buf.data(), n}, len, id, &used);
         BOOST_TEST(used == n);
         BOOST_TEST(first_difference(back, x) == -1, "format " << int(f) << " len " << len << " d " << density);
+        BOOST_TEST(first_difference(decode_entries<T>({buf.data(), n}, len, id), x) == -1,
+                   "entries_of, format " << int(f) << " len " << len << " d " << density);
         sizes[static_cast<int>(f)] = n;
         // the same block encoded from an entry stream is byte-identical
         aligned_buffer buf2(sw::max_block_bytes<T>(len, f));
@@ -258,6 +279,7 @@ BOOST_AUTO_TEST_CASE(malformed_blocks_throw)
         } catch (const sr::error& e) {
             BOOST_TEST_MESSAGE(what << ": " << e.what());
         }
+        BOOST_CHECK_THROW(decode_entries<double>(bytes, len, 0.0), sr::error);
     };
     fails({buf.data(), 4}, 8, "truncated header");
     fails({buf.data(), n - 8}, 8, "truncated payload");

@@ -49,6 +49,7 @@
 #include "../kernel/merge_arrays.hpp"
 #include "../op/associative_op.hpp"
 #include "../wire/block.hpp"
+#include "../wire/entries.hpp"
 #include "message.hpp"
 #include "node_buffers.hpp"
 #include "own_input.hpp"
@@ -110,9 +111,9 @@ public:
         }
         for (auto& b : out_buf_) b = shape_.sends ? pool.get<std::byte>(slot, capacity_) : nullptr, ++slot;
         dense_acc_ = pool.get<T>(slot++, cfg_.window);
-        for (auto& s : scratch_) {
-            s.idx = pool.get<std::uint32_t>(slot++, cfg_.window);
-            s.val = pool.get<T>(slot++, cfg_.window);
+        for (scratch* s : {&scratch_[0], &scratch_[1], &decoded_}) {
+            s->idx = pool.get<std::uint32_t>(slot++, cfg_.window);
+            s->val = pool.get<T>(slot++, cfg_.window);
         }
     }
 
@@ -336,14 +337,19 @@ private:
     }
 
     // ---- the fold of one window ----
-    template <class F>
-    void with_child_block(std::size_t c, std::size_t len, F&& f)
+    wire::block_view<T> next_block(std::size_t c, std::size_t len)
     {
         auto& ch = children_[c];
         auto& q = ch.queue.front();
         const auto view = wire::parse_block<T>({ch.bytes(q.buffer) + q.at, q.end - q.at}, len);
         q.at += view.bytes;
-        wire::visit_block(view, id_, std::forward<F>(f));
+        return view;
+    }
+    // A sparse block's entries, in whichever form it came (wire/entries.hpp).
+    scratch_reader<T> entries(const wire::block_view<T>& v)
+    {
+        const auto e = wire::entries_of(v, id_, decoded_.idx, decoded_.val);
+        return {e.idx, e.val, e.n};
     }
     std::size_t child_block_entries(std::size_t c, std::size_t len)
     {
@@ -430,38 +436,36 @@ private:
             unfilled = false;
         };
         auto apply = [&](std::size_t c, bool left) {
-            with_child_block(c, len, [&](auto r) {
-                if constexpr (requires { r.source(); }) { // a dense block: elementwise
-                    dense_work_ += len;
-                    dense_blocks_ = true;
-                    const T* x = r.source().data();
-                    if (unfilled) {
-                        std::copy(x, x + len, acc);
-                        unfilled = false;
-                        return;
-                    }
-                    if (pending_own && !left) {
-                        fold_dense_to(acc, pending_own, x, len, op_, id_);
-                        pending_own = nullptr;
-                        return;
-                    }
-                    flush_own();
-                    detail::fold_dense(acc, x, len, left, op_, id_);
-                } else if (pending_own) { // own and the entries in one pass over acc
-                    const auto fold = [left, &op = op_, id = id_](const T& a, const T& v) {
-                        return fold_onto(a, v, left, op, id);
-                    };
-                    sparse_work_ += fold_into_copy(pending_own, acc, len, r, fold);
-                    dense_work_ += len;
+            const auto block = next_block(c, len);
+            if (block.tag == wire::block_tag::dense) { // elementwise
+                dense_work_ += len;
+                dense_blocks_ = true;
+                const T* x = block.values;
+                if (unfilled) {
+                    std::copy(x, x + len, acc);
+                    unfilled = false;
+                } else if (pending_own && !left) {
+                    fold_dense_to(acc, pending_own, x, len, op_, id_);
                     pending_own = nullptr;
                 } else {
-                    fill();
-                    for_each_entry(r, [&](std::size_t i, const T& v) { // a block's entries are never the identity
-                        ++sparse_work_;
-                        acc[i] = fold_onto(acc[i], v, left, op_, id_);
-                    });
+                    flush_own();
+                    detail::fold_dense(acc, x, len, left, op_, id_);
                 }
-            });
+                return;
+            }
+            auto r = entries(block);
+            if (pending_own) { // own and the entries in one pass over acc
+                const auto fold = [left, &op = op_, id = id_](const T& a, const T& v) {
+                    return fold_onto(a, v, left, op, id);
+                };
+                sparse_work_ += fold_into_copy(pending_own, acc, len, r, fold);
+                dense_work_ += len;
+                pending_own = nullptr;
+                return;
+            }
+            fill();
+            sparse_work_ += r.n; // a block's entries are never the identity
+            for (std::size_t k = 0; k < r.n; ++k) acc[r.idx[k]] = fold_onto(acc[r.idx[k]], r.val[k], left, op_, id_);
         };
         for (std::size_t c = self; c < children_.size(); ++c) apply(c, false);
         for (std::size_t c = self; c-- > 0;) apply(c, true);
@@ -483,29 +487,22 @@ private:
         bool own_pending = has_own;
         const std::size_t self = has_own ? static_cast<std::size_t>(shape_.self_position) : 0;
         auto apply = [&](std::size_t c, bool left) {
-            with_child_block(c, len, [&](auto r) {
-                // A dense block holds len entries, so its window folds densely
-                // (fold_window): no merge is compiled for it here.
-                if constexpr (requires { r.source(); }) {
-                    fail("internal: a dense block in a sparse fold");
-                } else {
-                scratch& dst = scratch_[1 - cur];
-                sparse_sink<T, std::uint32_t> sink(dst.idx, dst.val, id_);
-                if (own_pending) {
-                    own_->visit_window(lo, len, id_, [&](auto own) {
-                        if (left) merge(r, own, sink, op_);
-                        else merge(own, r, sink, op_);
-                    });
-                    own_pending = false;
-                } else if (left) {
-                    merge(r, scratch_[cur].reader(), sink, op_);
-                } else {
-                    merge(scratch_[cur].reader(), r, sink, op_);
-                }
-                dst.n = sink.count();
-                cur = 1 - cur;
-                }
-            });
+            const scratch_reader<T> r = entries(next_block(c, len)); // (a dense block folds densely: fold_window)
+            scratch& dst = scratch_[1 - cur];
+            sparse_sink<T, std::uint32_t> sink(dst.idx, dst.val, id_);
+            if (own_pending) {
+                own_->visit_window(lo, len, id_, [&](auto own) {
+                    if (left) merge(r, own, sink, op_);
+                    else merge(own, r, sink, op_);
+                });
+                own_pending = false;
+            } else if (left) {
+                merge(r, scratch_[cur].reader(), sink, op_);
+            } else {
+                merge(scratch_[cur].reader(), r, sink, op_);
+            }
+            dst.n = sink.count();
+            cur = 1 - cur;
         };
         for (std::size_t c = self; c < children_.size(); ++c) apply(c, false);
         for (std::size_t c = self; c-- > 0;) apply(c, true);
@@ -576,6 +573,7 @@ private:
 
     T* dense_acc_ = nullptr;
     scratch scratch_[2];
+    scratch decoded_; // a child block's entries in a form other than index_value32 (entries)
 
     std::optional<failure> failure_;
     bool detected_ = false;

@@ -521,19 +521,23 @@ whole_result run_whole_reduce(MPI_Comm comm, const tree& t, int me, std::size_t 
                                                    full ? nullptr : &identities, id);
     if (!bad.empty()) return fail_whole(comm, t, me, dim, ws, unprefixed(bad));
     node_t node(comm, t, me, dim, op, ws, &out);
+    // Read as unsigned (checked not negative; an integer may be read through
+    // its unsigned type), so Eigen's int indices meet the messages' unsigned
+    // ones in one merge rather than in each mix of the two.
+    using U = std::make_unsigned_t<J>;
     if (identities == 0 && !same_object(in, out)) {
-        node.run(idx.data(), val.data(), idx.size());
+        node.run(reinterpret_cast<const U*>(idx.data()), val.data(), idx.size());
         return node.result();
     }
-    J* oi = ws.get<J>(node_t::own_idx_slot, idx.size());
+    U* oi = ws.get<U>(node_t::own_idx_slot, idx.size());
     T* ov = ws.get<T>(node_t::own_val_slot, idx.size());
     std::size_t n = 0;
     for (std::size_t k = 0; k < idx.size(); ++k) {
-        oi[n] = idx[k];
+        oi[n] = static_cast<U>(idx[k]);
         ov[n] = val[k];
         n += !same_value(val[k], id);
     }
-    node.run(static_cast<const J*>(oi), static_cast<const T*>(ov), n);
+    node.run(static_cast<const U*>(oi), static_cast<const T*>(ov), n);
     return node.result();
 }
 
