@@ -7,6 +7,8 @@
 #include <array>
 #include <cstddef>
 #include <functional>
+#include <numeric>
+#include <random>
 #include <type_traits>
 #include <vector>
 
@@ -51,8 +53,12 @@ inline stats time_collective(MPI_Comm comm, int warmup, int reps, const std::fun
 // Times several collectives in interleaved rounds, each round running every
 // f once (each timed as in time_collective), so that every f sees the same
 // state of the machine. Rows that run the same code must not be ranked by
-// their order: the root's merge gets faster over hundreds of calls as the
-// branch predictor learns repeated supports (doc/benchmarks.md). Each timed
+// their order, nor by their neighbours (each round runs the rows in a new
+// random order, the same on every rank: a row that always followed one
+// moving 16 MB read its own from a cold cache, twice as slow as its twin
+// elsewhere in the list), and the root's merge gets faster over hundreds of
+// calls as the branch predictor learns repeated supports
+// (doc/benchmarks.md). Each timed
 // call of fs[k] follows `settle` untimed calls of it: a one-shot reduce keeps
 // the last call's policy in the communicator's cache, so a row's first call
 // after another row's rebuilds it (about 1.5 us), which a user's loop with
@@ -63,9 +69,13 @@ inline std::vector<stats> time_interleaved(MPI_Comm comm, int warmup, int reps,
     for (int i = 0; i < warmup; ++i)
         for (const auto& f : fs) f();
     std::vector<std::vector<double>> t(fs.size());
-    for (int i = 0; i < reps; ++i)
-        for (std::size_t k = 0; k < fs.size(); ++k) {
-            for (int j = 0; j < settle; ++j) fs[k]();
+    std::vector<std::size_t> order(fs.size());
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::mt19937 shuffle_rng(12345); // the same order on every rank
+    for (int i = 0; i < reps; ++i) {
+        std::shuffle(order.begin(), order.end(), shuffle_rng);
+        for (const std::size_t k : order) {
+            for (int s = 0; s < settle; ++s) fs[k]();
             MPI_Barrier(comm);
             const double start = MPI_Wtime();
             fs[k]();
@@ -73,6 +83,7 @@ inline std::vector<stats> time_interleaved(MPI_Comm comm, int warmup, int reps,
             MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm);
             t[k].push_back(slowest);
         }
+    }
     std::vector<stats> s;
     for (auto& v : t) s.push_back(summarize(std::move(v)));
     return s;
