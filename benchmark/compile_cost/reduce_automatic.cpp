@@ -1,5 +1,12 @@
-// One automatic reduce of an Eigen::SparseVector<double>.
+// One automatic reduce of an Eigen::SparseVector<double>. With
+// OWN_HEADERS defined: including only the collective's header and the Eigen
+// adapter rather than the umbrella header.
+#ifdef OWN_HEADERS
+#include <sparse_reduce/collective/reduce.hpp>
+#include <sparse_reduce/repr/eigen.hpp>
+#else
 #include <sparse_reduce/sparse_reduce.hpp>
+#endif
 
 #include <boost/mpi.hpp>
 

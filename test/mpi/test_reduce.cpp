@@ -242,8 +242,11 @@ BOOST_AUTO_TEST_CASE(sparse_inputs_take_windows_where_the_pipeline_pays)
                 // this machine, so whole messages stay: a link carries a
                 // rank's receives and sends alike, so any tree's busiest link
                 // moves two whole vectors)
+                // (at P = 2 inputs that hold every element take the dense
+                // wire's windows: full_inputs_at_two_ranks_take_the_dense_wire)
+                const bool all_full = all_ok(mine.nnz() == n);
                 const bool whole = rep.algorithm.find("whole messages") != std::string::npos;
-                BOOST_TEST(whole == (comm.size() <= 4 || !slow_links),
+                BOOST_TEST(whole == ((comm.size() <= 4 || !slow_links) && !(comm.size() == 2 && all_full)),
                            "density " << density << " root " << root << ": " << rep.algorithm);
                 Eigen::SparseVector<double> eigen_got;
                 sr::reduce(comm, mine, eigen_got, std::plus<>{}, root, pol);
@@ -256,6 +259,43 @@ BOOST_AUTO_TEST_CASE(sparse_inputs_take_windows_where_the_pipeline_pays)
                 }
             }
         }
+}
+
+// Automatic's one-shot call at P = 2 where every rank's input holds every
+// element and the vector is large (select/path.hpp, full_goes_in_windows):
+// the dense wire's windows, not a whole message. A small vector, an input
+// one element short, and a plan keep whole messages. Every result is the
+// serial fold's.
+BOOST_AUTO_TEST_CASE(full_inputs_at_two_ranks_take_the_dense_wire)
+{
+    auto& comm = world();
+    const std::size_t big = sr::detail::full_in_windows_bytes / sizeof(double), small = 1000;
+    for (int root : roots())
+        for (const std::size_t n : {big, small})
+            for (const bool one_short : {false, true}) {
+                // every index holds 1 + (i + r) % 5; with one_short, rank 0 lacks index 7
+                auto held = [&](std::size_t i, int r) { return !(one_short && r == 0 && i == 7); };
+                Eigen::SparseVector<double> in(static_cast<Eigen::Index>(n)), out, plan_out;
+                in.reserve(static_cast<Eigen::Index>(n));
+                std::vector<double> want(n, 0.0);
+                for (std::size_t i = 0; i < n; ++i) {
+                    if (held(i, comm.rank())) in.insertBack(static_cast<Eigen::Index>(i)) = 1.0 + double((i + comm.rank()) % 5);
+                    for (int r = 0; r < comm.size(); ++r) want[i] += held(i, r) ? 1.0 + double((i + r) % 5) : 0.0;
+                }
+                const auto rep = sr::reduce(comm, in, out, std::plus<>{}, root);
+                auto plan = sr::make_plan(comm, root, n);
+                const auto plan_rep = plan.reduce(in, plan_out, std::plus<>{});
+                const std::string what = "n " + std::to_string(n) + (one_short ? " one short" : "") + " root " +
+                                         std::to_string(root) + ": " + rep.algorithm.str();
+                if (comm.size() == 2) {
+                    const bool windows = n == big && !one_short;
+                    BOOST_TEST((rep.algorithm.find("whole messages") == std::string::npos) == windows, what);
+                    BOOST_TEST((rep.algorithm.find("wire=dense") != std::string::npos) == windows, what);
+                    BOOST_TEST(plan_rep.algorithm.find("whole messages") != std::string::npos, plan_rep.algorithm.str());
+                }
+                BOOST_TEST(all_ok(comm.rank() != root || (sr::to_dense(out) == want && sr::to_dense(plan_out) == want)),
+                           what);
+            }
 }
 
 // A plan's call below T_c measures nothing: each rank chooses from its own

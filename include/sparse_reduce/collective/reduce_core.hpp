@@ -193,8 +193,12 @@ private:
         // A one-shot call's dimension is its vector's: the ranks agree on it
         // in the statistics they exchange, or else here, before anything is
         // sent, so a mismatch throws on every rank, naming the ranks at fault.
+        // It also says whether every rank's input holds every element
+        // (select/path.hpp, full_goes_in_windows).
+        bool all_full = false;
         if (one_shot_ && (whole_now || !exchanges_statistics(sizeof(T))))
-            detail::agree_on_dimension(private_, dimension_, root_);
+            all_full = detail::agree_on_dimension(private_, dimension_, root_,
+                                                  whole_now && local_ok && stored_entries(in) == dimension_);
 
         const T id = identity<T>(op);
         // make_op's identity, on the first call with the op (a one-shot memo's:
@@ -202,7 +206,14 @@ private:
         if (local_failure.empty())
             if (auto broken = detail::identity_law_once(memo_->identity_tested, op, id, in)) local_failure = *broken;
         if constexpr (whole_path)
-            if (whole_now) return reduce_whole<T>(in, out, op, whole_schedule(commutative, sizeof(T)), local_failure);
+            if (whole_now) {
+                if (!detail::full_goes_in_windows(rule, policy().needs_call_stats(), size_, all_full, dimension_,
+                                                  sizeof(T)))
+                    return reduce_whole<T>(in, out, op, whole_schedule(commutative, sizeof(T)), local_failure);
+                detail::local_counts none; // every window full: make_own_input counts nothing
+                return reduce_windows<T>(in, out, op, full_schedule(commutative, sizeof(T)), none,
+                                         std::move(local_failure));
+            }
         const bool count = policy().stats_needed(dimension_, sizeof(T), dimensions_agree_) && local_ok;
         // Counted only on the calls that measure (resolve calls this). The
         // count, or else the window counts below, is the walk that checks an
@@ -328,6 +339,20 @@ private:
         }
         return cached->second;
     }
+    // The schedule of a call full_goes_in_windows sends (its key: full).
+    const schedule& full_schedule(bool commutative, std::size_t value_bytes)
+    {
+        auto& cached = memo_->cache[commutative ? 1 : 0];
+        if (!cached || !cached->first.full || cached->first.value_bytes != value_bytes) {
+            memo_->described = nullptr;
+            detail::selection_key key;
+            key.value_bytes = value_bytes;
+            key.full = true;
+            cached.emplace(std::move(key),
+                           detail::full_schedule_in_windows(size_, root_, commutative, dimension_, value_bytes));
+        }
+        return cached->second;
+    }
 
     // The whole-message reduce (exec/whole_reduce.hpp) on the schedule's
     // first tree.
@@ -411,7 +436,7 @@ private:
         auto& cached = memo_->cache[commutative ? 1 : 0];
         const auto same_call = [&] {
             return cached && cached->first.value_bytes == value_bytes && cached->first.dense_output == dense_output &&
-                   cached->first.whole == whole;
+                   cached->first.whole == whole && !cached->first.full;
         };
         const bool gathering = policy().gathers();
         const bool measures = !gathering && policy().stats_needed(dimension_, value_bytes, dimensions_agree_);

@@ -29,6 +29,7 @@ struct selection_key {
     bool dense_output = false;
     bool measured = false; // the statistics allreduce ran: sum holds its result
     bool whole = false;    // chosen for the whole-message path
+    bool full = false;     // every input held every element (select/path.hpp, full_goes_in_windows)
     bool root_dense_output = false; // measured calls: the root's output kind, agreed
     local_summary sum;
     std::vector<double> entries; // optimal_binary: every rank's entry count

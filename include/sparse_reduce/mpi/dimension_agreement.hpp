@@ -61,13 +61,16 @@ inline std::string dimension_mismatch_text(MPI_Comm comm, std::size_t dimension,
 }
 
 // Throws sparse_reduce::error on every rank, naming the ranks at fault, when
-// the ranks' dimensions differ; collective (one allreduce of 16 bytes).
-inline void agree_on_dimension(MPI_Comm comm, std::size_t dimension, int reference)
+// the ranks' dimensions differ; collective (one allreduce of 24 bytes).
+// Returns whether every rank passed full = true, which the same allreduce
+// carries (a one-shot reduce asks whether every input holds every element).
+inline bool agree_on_dimension(MPI_Comm comm, std::size_t dimension, int reference, bool full = false)
 {
-    const unsigned long long mine[2] = {dimension, ~static_cast<unsigned long long>(dimension)};
-    unsigned long long all[2];
-    MPI_Allreduce(mine, all, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm);
+    const unsigned long long mine[3] = {dimension, ~static_cast<unsigned long long>(dimension), full ? 0ull : 1ull};
+    unsigned long long all[3];
+    MPI_Allreduce(mine, all, 3, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm);
     if (all[0] != ~all[1]) fail(dimension_mismatch_text(comm, dimension, reference));
+    return all[2] == 0;
 }
 
 } // namespace sparse_reduce::detail

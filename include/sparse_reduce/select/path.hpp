@@ -19,6 +19,9 @@
 //
 //   at_once         a fixed tree, or P <= 2 (every tree is the one edge):
 //                   nothing is measured, the first message is the data
+//                   (automatic's one-shot call at P = 2 with every input
+//                   full and large: the dense wire's windows instead,
+//                   full_goes_in_windows)
 //   after_exchange  automatic and k_ary{.k = 0} at P > 2: the statistics
 //                   allreduce, then Sreduce weighs whole against windows;
 //                   optimal_binary: after the gather its tree is built from
@@ -70,6 +73,24 @@ whole_rule whole_messages(const P& pol, bool index_value_input, int ranks)
                            .measures = needs_call_stats(pol),
                            .gathers = std::is_same_v<P, policy::optimal_binary>,
                            .ranks = ranks});
+}
+
+// A call that would travel whole at once, under a policy that measures
+// (automatic), at P = 2, goes in windows with the dense wire instead when
+// every rank's input holds every element and the vector has at least
+// full_in_windows_bytes: a whole message of a full vector overlaps less of
+// the root's fold with the transfer than the windows' pipeline does (2^21
+// doubles: 7.7 ms whole, 5.4 in windows; doc/benchmarks.md, "One-shot
+// grid"). A one-shot call learns whether every input is full in the
+// dimension agreement it makes anyway; a plan, which exchanges nothing on
+// such calls, keeps whole messages.
+inline constexpr std::size_t full_in_windows_bytes = std::size_t{1} << 18; // 2^15 doubles
+
+constexpr bool full_goes_in_windows(whole_rule rule, bool measures, int ranks, bool all_full, std::size_t dimension,
+                                    std::size_t value_bytes)
+{
+    return rule == whole_rule::at_once && measures && ranks == 2 && all_full &&
+           dimension * value_bytes >= full_in_windows_bytes;
 }
 
 // Whether Sreduce weighs whole messages against windows for a call that may

@@ -86,4 +86,15 @@ schedule whole_schedule_at_once(const Policy& policy, int size, int root, bool c
     return s;
 }
 
+// The schedule of a call full_goes_in_windows (select/path.hpp) takes: the
+// binomial edge, the dense wire.
+inline schedule full_schedule_in_windows(int size, int root, bool commutative, std::size_t dimension,
+                                         std::size_t value_bytes)
+{
+    schedule s = make_schedule(algorithm_trees(algorithm::binomial, 0, size, root, commutative), dimension,
+                               value_bytes, default_segment_bytes, wire::dense);
+    s.reason = "binomial tree, dense wire: every rank holds every element";
+    return s;
+}
+
 } // namespace sparse_reduce::detail

@@ -151,11 +151,16 @@ simulated_call plan_simulated_call(std::span<const In* const> inputs, int root, 
     using RI = repr_traits<std::remove_cvref_t<In>>;
     const whole_rule rule = whole_messages(policy, RI::kind == repr_kind::index_value, p);
     constexpr bool commutative = is_commutative_v<Op, T>;
-    call.sched = rule == whole_rule::at_once
-                     ? whole_schedule_at_once(policy, p, root, commutative, dim, sizeof(T))
-                     : resolve_schedule(policy, p, root, commutative, dim, sizeof(T), nnz,
-                                        agreed_stats(sum, p, sizeof(T), RO::kind == repr_kind::dense,
-                                                     rule != whole_rule::never));
+    bool all_full = true; // (a one-shot call's dimension agreement)
+    for (const In* pin : inputs) all_full &= dimension(*pin) == dim && stored_entries(*pin) == dim;
+    if (full_goes_in_windows(rule, needs_call_stats(policy), p, all_full, dim, sizeof(T)))
+        call.sched = full_schedule_in_windows(p, root, commutative, dim, sizeof(T));
+    else
+        call.sched = rule == whole_rule::at_once
+                         ? whole_schedule_at_once(policy, p, root, commutative, dim, sizeof(T))
+                         : resolve_schedule(policy, p, root, commutative, dim, sizeof(T), nnz,
+                                            agreed_stats(sum, p, sizeof(T), RO::kind == repr_kind::dense,
+                                                         rule != whole_rule::never));
     return call;
 }
 
