@@ -117,9 +117,12 @@ constexpr bool pieces_follow(const partial_header& h, std::size_t bytes)
 
 // Writes n sorted indices as their low 16 bits into `to` and the (window,
 // entries) pairs into `pairs`, in one pass; returns the pairs. `to` may be
-// `from`'s own bytes (the 2-byte copy never overtakes the source).
+// `from`'s own bytes (the 2-byte copy never overtakes the source). Inlined
+// into each caller: called once out of line, its loop took about 3 more
+// instructions an entry.
 template <class IA>
-std::size_t pack_blocked(const IA* from, std::size_t n, std::uint16_t* to, std::uint32_t* pairs) noexcept
+[[gnu::always_inline]] inline std::size_t pack_blocked(const IA* from, std::size_t n, std::uint16_t* to,
+                                                        std::uint32_t* pairs) noexcept
 {
     std::size_t w = 0;
     std::uint32_t window = static_cast<std::uint32_t>(static_cast<std::uint64_t>(from[0]) >> blocked_window_bits),
