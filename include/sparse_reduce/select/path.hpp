@@ -80,8 +80,8 @@ whole_rule whole_messages(const P& pol, bool index_value_input, int ranks)
 // every rank's input holds every element and the vector has at least
 // full_in_windows_bytes: a whole message of a full vector overlaps less of
 // the root's fold with the transfer than the windows' pipeline does (2^21
-// doubles: 7.7 ms whole, 5.4 in windows; doc/benchmarks.md, "One-shot
-// grid"). A one-shot call learns whether every input is full in the
+// doubles: 7.7 ms whole, 5.4 in windows; doc/selection.md, the one-shot
+// grid). A one-shot call learns whether every input is full in the
 // dimension agreement it makes anyway; a plan, which exchanges nothing on
 // such calls, keeps whole messages.
 inline constexpr std::size_t full_in_windows_bytes = std::size_t{1} << 18; // 2^15 doubles
