@@ -104,9 +104,8 @@ public:
     // reduce_plan's schedule_for, tree_for and reduce.
     const schedule& schedule_for(bool commutative, std::size_t value_bytes, std::size_t local_entries = 0)
     {
-        return resolve(
-            commutative, value_bytes,
-            [&] { return detail::local_stats(static_cast<double>(local_entries), dimension_, false, {}, 1); }, true);
+        auto stats = [&] { return detail::local_stats(static_cast<double>(local_entries), dimension_, false, {}, 1); };
+        return resolve(commutative, value_bytes, stats_source(stats), true);
     }
     const tree& tree_for(bool commutative, std::size_t local_entries = 0)
     {
@@ -221,45 +220,46 @@ private:
         // the exchange (this rank's statistics count nothing) to carry the
         // failure up the tree.
         detail::local_counts counts;
-        const schedule& sched = resolve(
-            commutative, sizeof(T),
-            [&]() -> const detail::local_summary& {
-                try {
-                    counts = count_input(in, id, count);
-                } catch (...) {
-                    local_failure = detail::unprefixed(detail::current_exception_text());
-                    counts = {{}, detail::local_stats(0, dimension_, false, {}, 1)};
-                }
-                return counts.stats;
-            },
-            RO::kind == repr_kind::dense, may_travel_whole);
+        auto stats = [&] {
+            try {
+                counts = count_input(in, id, count);
+            } catch (...) {
+                local_failure = detail::unprefixed(detail::current_exception_text());
+                counts = {{}, detail::local_stats(0, dimension_, false, {}, 1)};
+            }
+            return counts.stats;
+        };
+        const schedule& sched =
+            resolve(commutative, sizeof(T), stats_source(stats), RO::kind == repr_kind::dense, may_travel_whole);
         if constexpr (whole_path)
             if (sched.whole) return reduce_whole<T>(in, out, op, sched, local_failure);
         return reduce_windows<T>(in, out, op, sched, counts, std::move(local_failure));
     }
 
-    // The windowed pipeline (exec/reduce_node.hpp) on the schedule's trees.
+    // The windowed pipeline (exec/reduce_node.hpp) on the schedule's trees:
+    // this rank's input and the root's output made ready here, per input and
+    // output type; the run (run_windows) per value type, operation and
+    // reader, shared by every representation that reads alike.
     template <class T, class In, class Out, class Op>
     report reduce_windows(const In& in, Out& out, const Op& op, const schedule& sched, local_counts& counts,
                           std::string local_failure)
     {
         using RO = repr_traits<std::remove_cvref_t<Out>>;
         const T id = identity<T>(op);
-        const int me = rank_;
         const detail::stream_config cfg = detail::make_stream_config(sched);
 
-        using reader_t = decltype(detail::make_reader(in, id));
+        using reader_t = detail::own_reader_t<In>; // one per index width, not per representation
         using own_t = detail::own_input<T, reader_t>;
         detail::call_arena::lease lease(*arena_); // everything below: no heap in steady state
         std::pmr::vector<std::uint32_t> window_counts(lease.resource());
         std::optional<own_t> own;
-        const bool destination = me == root_;
+        const bool destination = rank_ == root_;
         detail::root_output<T> result;
         // Checked inside the failure protocol: a bad input or output fails
         // the call on every rank that must know, with nothing left queued.
         if (local_failure.empty()) {
             try {
-                own.emplace(detail::make_own_input(in, cfg, id, detail::counts_windows<In, Out>(sched, me, root_),
+                own.emplace(detail::make_own_input(in, cfg, id, detail::counts_windows<In, Out>(sched, rank_, root_),
                                                    window_counts, counts.blocks, detail::stats_grain));
                 if (destination) result = detail::make_root_output<T>(out, detail::same_object(in, out), sched, *own);
             } catch (...) {
@@ -267,26 +267,48 @@ private:
             }
         }
         if (!local_failure.empty()) own.emplace(own_t{nullptr, detail::empty_reader<reader_t>(id), {}});
+        sparse_writer<T> write = nullptr; // a dense output is written in place
+        if constexpr (RO::kind != repr_kind::dense)
+            write = [](void* o, std::span<const detail::root_output<T>> results, std::size_t windows,
+                       std::size_t dim, const T& identity, bool failed) {
+                detail::write_sparse_output(*static_cast<Out*>(o), results, windows, dim, identity, failed);
+            };
         try {
-            detail::rank_program<T, Op, reader_t> program(sched.trees, me, cfg, op, *own, result, *pools_,
-                                                          local_failure, lease.resource());
-            detail::run_nodes(private_, program.bindings(), lease.resource());
-
-            report rep;
-            rep.algorithm = describe_once(sched, false);
-            rep.reason = report_text(memo_->reason);
-            rep.tuning = tuning_name();
-            rep.bytes_sent = program.bytes_sent();
-            rep.bytes_received = program.bytes_received();
-            rep.messages_sent = program.messages_sent();
-            if constexpr (RO::kind != repr_kind::dense)
-                if (destination) program.write_sparse_output(out, dimension_, id); // emptied if the call failed
-            program.throw_if_failed(destination);
-            return rep;
+            return run_windows(sched, cfg, op, *own, result, local_failure, lease.resource(), write, &out);
         } catch (...) {
             if (destination) detail::clear_root_output(out);
             throw;
         }
+    }
+
+    // The root's result into the caller's sparse output (rank_program.hpp,
+    // write_sparse_output), behind a plain function.
+    template <class T>
+    using sparse_writer = void (*)(void* out, std::span<const detail::root_output<T>> results, std::size_t windows,
+                                   std::size_t dim, const T& id, bool failed);
+
+    template <class T, class Op, class Reader>
+    report run_windows(const schedule& sched, const detail::stream_config& cfg, const Op& op,
+                       detail::own_input<T, Reader>& own, const detail::root_output<T>& result,
+                       const std::string& local_failure, std::pmr::memory_resource* mem, sparse_writer<T> write,
+                       void* out)
+    {
+        const bool destination = rank_ == root_;
+        detail::rank_program<T, Op, Reader> program(sched.trees, rank_, cfg, op, own, result, *pools_, local_failure,
+                                                    mem);
+        detail::run_nodes(private_, program.bindings(), mem);
+
+        report rep;
+        rep.algorithm = describe_once(sched, false);
+        rep.reason = report_text(memo_->reason);
+        rep.tuning = tuning_name();
+        rep.bytes_sent = program.bytes_sent();
+        rep.bytes_received = program.bytes_received();
+        rep.messages_sent = program.messages_sent();
+        if (write && destination) // emptied if the call failed
+            write(out, program.results(), program.windows(), dimension_, identity<T>(op), program.failed());
+        program.throw_if_failed(destination);
+        return rep;
     }
 
     // This rank's statistics for a call that measures (count), else its
@@ -426,11 +448,23 @@ private:
         return report_text(memo_->description);
     }
 
+    // This rank's statistics, counted on demand: a plain function, so that
+    // resolve is compiled once, not once per call site's input type.
+    struct stats_source {
+        template <class F>
+        explicit stats_source(F& f)
+            : ctx(&f), count([](void* c) -> detail::local_summary { return (*static_cast<F*>(c))(); })
+        {
+        }
+        detail::local_summary operator()() const { return count(ctx); }
+        void* ctx;
+        detail::local_summary (*count)(void*);
+    };
+
     // The call's one small collective, then the cached schedule or a new one.
     // stats_of() gives this rank's statistics; called only when the call
     // measures (automatic keeps its choice between measurements).
-    template <class Stats>
-    const schedule& resolve(bool commutative, std::size_t value_bytes, Stats&& stats_of, bool dense_output,
+    const schedule& resolve(bool commutative, std::size_t value_bytes, stats_source stats_of, bool dense_output,
                             bool whole = false)
     {
         auto& cached = memo_->cache[commutative ? 1 : 0];

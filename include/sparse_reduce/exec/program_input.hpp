@@ -33,6 +33,52 @@ Reader empty_reader(const T& id)
     else return Reader({}, {}, 0);
 }
 
+// How a rank program reads its own vector: one reader type per index width
+// (or RLE), not one per representation, so Eigen vectors, index/value
+// vectors of 32-bit indices and dense buffers of one value type share a
+// single rank program. Indices are read through their unsigned type: an
+// integer may be read so, and the signed input is checked first (a
+// negative index fails there, named as such). A dense input is read from
+// its array (own_input::dense); its reader has nothing to read.
+template <class In, class R = repr_traits<std::remove_cvref_t<In>>, repr_kind = R::kind>
+struct own_reader {
+    using type = sparse_reader<value_type_of<In>, std::uint32_t>;
+};
+template <class In, class R>
+struct own_reader<In, R, repr_kind::index_value> {
+    using type = sparse_reader<value_type_of<In>, std::make_unsigned_t<typename R::index_type>>;
+};
+template <class In, class R>
+struct own_reader<In, R, repr_kind::rle> {
+    using type = rle_reader<value_type_of<In>>;
+};
+template <class In>
+using own_reader_t = typename own_reader<In>::type;
+
+template <representation In, class T>
+own_reader_t<In> make_own_reader(const In& in, const T& id)
+{
+    using R = repr_traits<std::remove_cvref_t<In>>;
+    using reader = own_reader_t<In>;
+    if constexpr (R::kind == repr_kind::index_value) {
+        using I = typename R::index_type;
+        using U = std::make_unsigned_t<I>;
+        const auto idx = R::indices(in);
+        const auto val = R::values(in);
+        const std::span<const U> unsigned_idx(reinterpret_cast<const U*>(idx.data()), idx.size());
+        if constexpr (std::is_signed_v<I>) {
+            sparse_reader<T, I>(idx, val, R::size(in)); // throws on a bad index, a negative one named so
+            return reader(unsigned_idx, val, R::size(in), indices_checked);
+        } else {
+            return reader(unsigned_idx, val, R::size(in));
+        }
+    } else if constexpr (R::kind == repr_kind::rle) {
+        return make_reader(in, id);
+    } else {
+        return empty_reader<reader>(id);
+    }
+}
+
 inline stream_config make_stream_config(const schedule& s)
 {
     stream_config cfg;
@@ -74,13 +120,13 @@ auto make_own_input(const In& in, const stream_config& cfg, const T& id, bool co
                     std::span<const std::uint32_t> blocks = {}, std::size_t grain = 0)
 {
     using R = repr_traits<std::remove_cvref_t<In>>;
-    own_input<T, decltype(make_reader(in, id))> own{nullptr, make_reader(in, id), {}};
+    own_input<T, own_reader_t<In>> own{nullptr, make_own_reader(in, id), {}};
     if constexpr (R::kind == repr_kind::dense) own.dense = R::read(in).data();
     if constexpr (R::kind == repr_kind::index_value) {
         // Entries at every index (valid ones are 0, 1, ..., C - 1) are a
         // dense array, an identity among them an absent element: read as
         // the drop-in's input is (a leaf encodes straight from it, an inner
-        // rank folds it densely). make_reader checked the indices (strictly
+        // rank folds it densely). make_own_reader checked the indices (strictly
         // increasing, below C), so C of them are 0 ... C - 1. 2^21 doubles
         // at 10 Gbit/s, P = 4: doc/benchmarks.md, "Dense whole messages in
         // pieces".

@@ -27,6 +27,56 @@ namespace sparse_reduce::detail {
 // at pools_per_tree * k + one of these.
 inline constexpr std::size_t node_pool = 0, forward_pool = 1, result_pool = 2, pools_per_tree = 3;
 
+// The root's result into a sparse output (a dense output was written in
+// place): the entries written into the caller's arrays kept, or the
+// trees' staged windows interleaved back into index order. Where the call
+// failed (throw_if_failed says why) an index/value output is left empty,
+// never half written, and any other untouched.
+template <class Out, class T>
+void write_sparse_output(Out& out, std::span<const root_output<T>> results, std::size_t windows,
+                         std::size_t dimension, const T& id, bool failed)
+{
+    using R = repr_traits<Out>;
+    if (failed) {
+        if constexpr (R::kind == repr_kind::index_value) R::commit_output(out, 0);
+        return;
+    }
+    if constexpr (writable_in_place<Out>)
+        if (results.size() == 1 && results.front().in_caller) {
+            R::commit_output(out, results.front().size);
+            return;
+        }
+    // Window w is tree (w mod trees)'s run w / trees: the runs in window
+    // order are the entries in index order.
+    std::size_t total = 0;
+    for (const auto& r : results) total += r.size;
+    const std::size_t trees = results.size();
+    auto each_run = [&](auto&& f) {
+        for (std::size_t w = 0; w < windows; ++w) {
+            const auto& r = results[w % trees];
+            if (w / trees >= r.runs) continue; // (no window: an empty output)
+            const auto [b, e] = r.run(w / trees);
+            f(static_cast<const std::uint64_t*>(r.index) + b, r.values + b, e - b);
+        }
+    };
+    if constexpr (R::kind == repr_kind::index_value) {
+        const auto slots = R::begin_output(out, dimension, total);
+        std::size_t n = 0;
+        each_run([&](const std::uint64_t* idx, const T* val, std::size_t m) {
+            copy_entries(idx, val, m, slots.index + n, slots.value + n);
+            n += m;
+        });
+        R::commit_output(out, n);
+    } else {
+        write_through_sink(out, dimension, total, id, [&](auto& sink) {
+            each_run([&](const std::uint64_t* idx, const T* val, std::size_t m) {
+                for (std::size_t k = 0; k < m; ++k) sink.put(idx[k], val[k]);
+            });
+            sink.finish();
+        });
+    }
+}
+
 template <class T, class Op, class Reader>
 class rank_program {
 public:
@@ -102,53 +152,15 @@ public:
             }
     }
 
-    // The root's result into a sparse output (a dense output was written in
-    // place): the entries written into the caller's arrays kept, or the
-    // trees' staged windows interleaved back into index order. Where the call
-    // failed (throw_if_failed says why) an index/value output is left empty,
-    // never half written, and any other untouched.
+    // What the root's trees wrote (one per tree) and the call's windows.
+    std::span<const root_output<T>> results() const { return results_; }
+    std::size_t windows() const { return windows_; }
+
+    // The root's result into a sparse output: write_sparse_output below.
     template <class Out>
-    void write_sparse_output(Out& out, std::size_t dimension, const T& id)
+    void write_sparse_output(Out& out, std::size_t dimension, const T& id) const
     {
-        using R = repr_traits<Out>;
-        if (failed()) {
-            if constexpr (R::kind == repr_kind::index_value) R::commit_output(out, 0);
-            return;
-        }
-        if constexpr (writable_in_place<Out>)
-            if (results_.size() == 1 && results_.front().in_caller) {
-                R::commit_output(out, results_.front().size);
-                return;
-            }
-        // Window w is tree (w mod trees)'s run w / trees: the runs in window
-        // order are the entries in index order.
-        std::size_t total = 0;
-        for (const auto& r : results_) total += r.size;
-        const std::size_t trees = results_.size(), windows = windows_;
-        auto each_run = [&](auto&& f) {
-            for (std::size_t w = 0; w < windows; ++w) {
-                const auto& r = results_[w % trees];
-                if (w / trees >= r.runs) continue; // (no window: an empty output)
-                const auto [b, e] = r.run(w / trees);
-                f(static_cast<const std::uint64_t*>(r.index) + b, r.values + b, e - b);
-            }
-        };
-        if constexpr (R::kind == repr_kind::index_value) {
-            const auto slots = R::begin_output(out, dimension, total);
-            std::size_t n = 0;
-            each_run([&](const std::uint64_t* idx, const T* val, std::size_t m) {
-                copy_entries(idx, val, m, slots.index + n, slots.value + n);
-                n += m;
-            });
-            R::commit_output(out, n);
-        } else {
-            write_through_sink(out, dimension, total, id, [&](auto& sink) {
-                each_run([&](const std::uint64_t* idx, const T* val, std::size_t m) {
-                    for (std::size_t k = 0; k < m; ++k) sink.put(idx[k], val[k]);
-                });
-                sink.finish();
-            });
-        }
+        detail::write_sparse_output(out, results(), windows_, dimension, id, failed());
     }
 
 private:

@@ -49,6 +49,7 @@
 #include "comm_state.hpp"
 #include "partial_message.hpp"
 #include "reduce_node.hpp"
+#include "whole_output.hpp"
 #include "whole_transport.hpp"
 
 namespace sparse_reduce::detail {
@@ -98,7 +99,7 @@ inline whole_result fail_whole(MPI_Comm comm, const tree& t, int me, std::size_t
     return res;
 }
 
-template <class T, class I, class Op, class Out>
+template <class T, class I, class Op>
 class whole_reduce {
     using enum whole_slot;
     // blocked indices unpacked (one per receive slot), the sender's window pairs
@@ -108,7 +109,8 @@ public:
     static constexpr std::size_t own_idx_slot = 8, own_val_slot = 9; // the caller's entries when they need a copy
 
     // own: the caller's entries, validated (indices of type IA, no identities).
-    whole_reduce(MPI_Comm comm, const tree& t, int me, std::size_t dimension, const Op& op, node_buffers& ws, Out* out)
+    whole_reduce(MPI_Comm comm, const tree& t, int me, std::size_t dimension, const Op& op, node_buffers& ws,
+                 const whole_output<T>& out)
         : comm_(comm), view_(t.local(me)), dest_(t.destination), me_(me), top_(t.top), dim_(dimension), op_(op),
           id_(identity<T>(op)), ws_(ws), out_(out)
     {
@@ -266,14 +268,11 @@ private:
                                 : merge_arrays(ai, av, na, v.idx, v.val, v.n, oi, ov, op_, id_);
                 };
                 const std::size_t cap = na + v.n;
-                if constexpr (direct_output()) {
-                    if (to_output) {
-                        using R = repr_traits<Out>;
-                        const auto slots = R::begin_output(*out_, dim_, cap);
-                        R::commit_output(*out_, merge_into(slots.index, slots.value));
-                        acc_.kind = acc_kind::sent;
-                        return;
-                    }
+                if (to_output && direct_output()) {
+                    const auto slots = out_.begin(out_.out, dim_, cap);
+                    out_.commit(out_.out, merge_into(slots.index, slots.value));
+                    acc_.kind = acc_kind::sent;
+                    return;
                 }
                 if (to_message) {
                     std::byte* msg = ws_.get<std::byte>(send_slot, partial_bytes<T, I>(cap));
@@ -292,15 +291,12 @@ private:
         }
         // dense from here on
         if (v.dense) return fold_dense_child(own_idx, own_val, v.val, left, to_output, slot, [&](auto&& step) { step(dim_); });
-        if constexpr (direct_output()) {
-            if (to_output && acc_.kind == acc_kind::dense) { // one pass into the caller's output
-                using R = repr_traits<Out>;
-                const auto slots = R::begin_output(*out_, dim_, dim_);
-                R::commit_output(*out_, merge_dense_sparse(acc_.dense, dim_, v.idx, v.val, v.n, !left, slots.index,
-                                                           slots.value, op_, id_));
-                acc_.kind = acc_kind::sent;
-                return;
-            }
+        if (to_output && acc_.kind == acc_kind::dense && direct_output()) { // one pass into the caller's output
+            const auto slots = out_.begin(out_.out, dim_, dim_);
+            out_.commit(out_.out, merge_dense_sparse(acc_.dense, dim_, v.idx, v.val, v.n, !left, slots.index,
+                                                     slots.value, op_, id_));
+            acc_.kind = acc_kind::sent;
+            return;
         }
         if (acc_.kind == acc_kind::dense) {
             scatter_fold(acc_.dense, v.idx, v.val, v.n, left, op_, id_);
@@ -335,26 +331,23 @@ private:
                                             }) -
                                             ai);
         };
-        if constexpr (direct_output()) {
-            if (to_output) {
-                using R = repr_traits<Out>;
-                const auto slots = R::begin_output(*out_, dim_, dim_);
-                std::size_t n = 0;
-                with_acc_entries(own_idx, own_val, [&](const auto* ai, const T* av, std::size_t na) {
-                    std::size_t k = 0;
-                    pieces([&](std::size_t hi) {
-                        const std::size_t upto = entries_below(ai, k, na, hi);
-                        n += merge_dense_sparse(vals, done, hi, ai + k, av + k, upto - k, left, slots.index + n,
-                                                slots.value + n, op_, id_);
-                        k = upto;
-                        done = hi;
-                    });
+        if (to_output && direct_output()) {
+            const auto slots = out_.begin(out_.out, dim_, dim_);
+            std::size_t n = 0;
+            with_acc_entries(own_idx, own_val, [&](const auto* ai, const T* av, std::size_t na) {
+                std::size_t k = 0;
+                pieces([&](std::size_t hi) {
+                    const std::size_t upto = entries_below(ai, k, na, hi);
+                    n += merge_dense_sparse(vals, done, hi, ai + k, av + k, upto - k, left, slots.index + n,
+                                            slots.value + n, op_, id_);
+                    k = upto;
+                    done = hi;
                 });
-                if (res_.failed) return;
-                R::commit_output(*out_, n);
-                acc_.kind = acc_kind::sent;
-                return;
-            }
+            });
+            if (res_.failed) return;
+            out_.commit(out_.out, n);
+            acc_.kind = acc_kind::sent;
+            return;
         }
         if (acc_.kind == acc_kind::own && acc_.n == dim_) { // every element: a dense array (identities absent)
             pieces([&](std::size_t hi) {
@@ -374,10 +367,10 @@ private:
         acc_ = {acc_kind::dense, 0, dim_, vals, slot};
     }
 
-    static constexpr bool direct_output()
-    {
-        return repr_traits<Out>::kind == repr_kind::index_value;
-    }
+    // The last fold merges straight into the caller's index/value arrays
+    // (32-bit indices, messages of 32-bit indices); other outputs are
+    // written from the result (write_output).
+    bool direct_output() const { return sizeof(I) == 4 && out_.begin != nullptr; }
 
     // Header and final layout for a message of n entries written for room cap.
     void finish_message(std::byte* msg, std::size_t n, std::size_t cap)
@@ -441,35 +434,24 @@ private:
     template <class IA>
     void write_output(const IA* own_idx, const T* own_val)
     {
-        using R = repr_traits<Out>;
         if (acc_.kind == acc_kind::dense) {
-            if constexpr (R::kind == repr_kind::dense) {
-                const auto o = R::output(*out_, dim_);
-                std::copy(acc_.dense, acc_.dense + dim_, o.data());
-            } else if constexpr (R::kind == repr_kind::index_value) { // one pass, straight into the output
-                const auto slots = R::begin_output(*out_, dim_, dim_);
-                R::commit_output(*out_, gather_entries(acc_.dense, dim_, slots.index, slots.value, id_));
-            } else { // RLE, or any kind written through its sink
-                std::size_t n = 0;
-                for (std::size_t i = 0; i < dim_; ++i) n += !same_value(acc_.dense[i], id_);
-                write_through_sink(*out_, dim_, n, id_, [&](auto& sink) {
-                    for (std::size_t i = 0; i < dim_; ++i)
-                        if (!same_value(acc_.dense[i], id_)) sink.put(i, acc_.dense[i]);
-                    sink.finish();
-                });
+            if (out_.dense) {
+                std::copy(acc_.dense, acc_.dense + dim_, out_.dense(out_.out, dim_));
+            } else if (direct_output()) { // one pass, straight into the output
+                const auto slots = out_.begin(out_.out, dim_, dim_);
+                out_.commit(out_.out, gather_entries(acc_.dense, dim_, slots.index, slots.value, id_));
+            } else {
+                out_.from_dense(out_.out, dim_, acc_.dense, id_);
             }
             return;
         }
         with_acc_entries(own_idx, own_val, [&](const auto* ai, const T* av, std::size_t n) {
-            if constexpr (R::kind == repr_kind::index_value) {
-                const auto slots = R::begin_output(*out_, dim_, n);
+            if (direct_output()) {
+                const auto slots = out_.begin(out_.out, dim_, n);
                 copy_entries(ai, av, n, slots.index, slots.value);
-                R::commit_output(*out_, n);
+                out_.commit(out_.out, n);
             } else {
-                write_through_sink(*out_, dim_, n, id_, [&](auto& sink) {
-                    for (std::size_t k = 0; k < n; ++k) sink.put(as_unsigned(ai[k]), av[k]);
-                    sink.finish();
-                });
+                out_.put_entries(dim_, ai, av, n, id_);
             }
         });
     }
@@ -481,7 +463,7 @@ private:
     Op op_;
     T id_;
     node_buffers& ws_;
-    Out* out_;
+    whole_output<T> out_;
     acc_state acc_{acc_kind::own, 0, 0, nullptr, -1};
     const I* received_idx_ = nullptr;
     const T* dense_values_ = nullptr; // the caller's values, sent after the header as they are
@@ -490,18 +472,30 @@ private:
     whole_transport net_{comm_, me_, ws_, dense_slot, res_};
 };
 
+// The node over this rank's entries (indices of 32 or 64 bits, no
+// identity among them): compiled once per value type, operation and index
+// widths, whatever the representations.
+template <class I, class T, class Op, class U>
+whole_result run_whole_node(MPI_Comm comm, const tree& t, int me, std::size_t dim, const Op& op, node_buffers& ws,
+                            const whole_output<T>& out, const U* idx, const T* val, std::size_t n)
+{
+    whole_reduce<T, I, Op> node(comm, t, me, dim, op, ws, out);
+    node.run(idx, val, n);
+    return node.result();
+}
+
 // One rank's part of a whole-message reduce over tree t of this rank's
 // index/value input: validated once (indices increasing and in range, in one
 // pass), the caller's arrays used as they are unless they hold identities (or
-// are also the output), else copied without them in the caller's index type
-// (so the node's fold is compiled for one own index type per input type).
+// are also the output, or have indices narrower than 32 bits), else copied
+// without them.
 template <class I, class T, class Op, index_value_representation In, class Out>
 whole_result run_whole_reduce(MPI_Comm comm, const tree& t, int me, std::size_t dim, const In& in, Out& out,
                               const Op& op, node_buffers& ws, const std::string& local_failure)
 {
     using RI = repr_traits<std::remove_cvref_t<In>>;
     using J = typename RI::index_type;
-    using node_t = whole_reduce<T, I, Op, Out>;
+    using node_t = whole_reduce<T, I, Op>;
     const T id = identity<T>(op);
     if (!local_failure.empty()) return fail_whole(comm, t, me, dim, ws, local_failure);
     const auto idx = RI::indices(in);
@@ -520,15 +514,14 @@ whole_result run_whole_reduce(MPI_Comm comm, const tree& t, int me, std::size_t 
                                 : validate_entries(idx.data(), val.data(), idx.size(), dim,
                                                    full ? nullptr : &identities, id);
     if (!bad.empty()) return fail_whole(comm, t, me, dim, ws, unprefixed(bad));
-    node_t node(comm, t, me, dim, op, ws, &out);
+    const whole_output<T> o = make_whole_output<T>(out);
     // Read as unsigned (checked not negative; an integer may be read through
     // its unsigned type), so Eigen's int indices meet the messages' unsigned
     // ones in one merge rather than in each mix of the two.
-    using U = std::make_unsigned_t<J>;
-    if (identities == 0 && !same_object(in, out)) {
-        node.run(reinterpret_cast<const U*>(idx.data()), val.data(), idx.size());
-        return node.result();
-    }
+    using U = std::conditional_t<sizeof(J) <= 4, std::uint32_t, std::uint64_t>;
+    if (sizeof(J) == sizeof(U) && identities == 0 && !same_object(in, out))
+        return run_whole_node<I>(comm, t, me, dim, op, ws, o, reinterpret_cast<const U*>(idx.data()), val.data(),
+                                 idx.size());
     U* oi = ws.get<U>(node_t::own_idx_slot, idx.size());
     T* ov = ws.get<T>(node_t::own_val_slot, idx.size());
     std::size_t n = 0;
@@ -537,8 +530,7 @@ whole_result run_whole_reduce(MPI_Comm comm, const tree& t, int me, std::size_t 
         ov[n] = val[k];
         n += !same_value(val[k], id);
     }
-    node.run(static_cast<const U*>(oi), static_cast<const T*>(ov), n);
-    return node.result();
+    return run_whole_node<I>(comm, t, me, dim, op, ws, o, static_cast<const U*>(oi), static_cast<const T*>(ov), n);
 }
 
 // A whole-message call: messages carry 32-bit indices up to a dimension of

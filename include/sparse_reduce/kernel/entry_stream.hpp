@@ -49,14 +49,21 @@ private:
 // vector or wire block throws before anything is written and next() checks
 // nothing: the windowed root spent 28 instructions per entry of a child's
 // block in the per-entry check.
+struct indices_checked_t {};
+inline constexpr indices_checked_t indices_checked{}; // a reader over indices checked already
+
 template <class T, class I>
 class sparse_reader {
 public:
     sparse_reader(std::span<const I> idx, std::span<const T> val, std::size_t dimension)
+        : sparse_reader(idx, val, dimension, indices_checked)
+    {
+        check_all();
+    }
+    sparse_reader(std::span<const I> idx, std::span<const T> val, std::size_t dimension, indices_checked_t)
         : idx_(idx.data()), val_(val.data()), n_(idx.size()), dim_(dimension)
     {
         require(idx.size() == val.size(), "index and value arrays differ in length");
-        check_all();
     }
     bool done() const noexcept { return k_ == n_; }
     std::size_t index() const noexcept { return static_cast<std::size_t>(idx_[k_]); }

@@ -420,7 +420,7 @@ simulation_result simulate_reduce(std::span<const In* const> inputs, Out& out, c
     const schedule& sched = call.sched;
     const auto cfg = detail::make_stream_config(sched);
 
-    using reader_t = decltype(detail::make_reader(*inputs[0], id));
+    using reader_t = detail::own_reader_t<In>;
     using program_t = detail::rank_program<T, Op, reader_t>;
     std::vector<std::vector<detail::node_buffers>> pools(static_cast<std::size_t>(p));
     std::vector<std::vector<std::uint32_t>> window_counts(static_cast<std::size_t>(p));
