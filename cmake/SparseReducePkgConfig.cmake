@@ -25,24 +25,36 @@ if(_sr_boost_mpi)
     endif()
 endif()
 
-# Stage 1 (configure): everything but the prefix, which stays a placeholder.
+# A .pc in two stages: at configure time everything but the prefix, which
+# stays a placeholder; at install time the prefix the install goes to.
+function(_sr_install_pc name destination)
+    configure_file("${PROJECT_SOURCE_DIR}/cmake/${name}.pc.in" "${PROJECT_BINARY_DIR}/${name}.pc.stage" @ONLY)
+    install(CODE "
+        set(SPARSE_REDUCE_PC_PREFIX \"\${CMAKE_INSTALL_PREFIX}\")
+        configure_file(\"${PROJECT_BINARY_DIR}/${name}.pc.stage\"
+            \"${PROJECT_BINARY_DIR}/${name}.pc\" @ONLY)
+        " COMPONENT library)
+    install(FILES "${PROJECT_BINARY_DIR}/${name}.pc" DESTINATION "${destination}" COMPONENT library)
+endfunction()
+
+# An install directory as a .pc writes it: relative ones under ${prefix}.
+function(_sr_pc_dir out dir)
+    if(IS_ABSOLUTE "${dir}")
+        set(${out} "${dir}" PARENT_SCOPE)
+    else()
+        set(${out} "\${prefix}/${dir}" PARENT_SCOPE)
+    endif()
+endfunction()
+
 set(SPARSE_REDUCE_PC_PREFIX "@SPARSE_REDUCE_PC_PREFIX@")
-if(IS_ABSOLUTE "${CMAKE_INSTALL_INCLUDEDIR}")
-    set(SPARSE_REDUCE_PC_INCLUDEDIR "${CMAKE_INSTALL_INCLUDEDIR}")
-else()
-    set(SPARSE_REDUCE_PC_INCLUDEDIR "\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}")
-endif()
+_sr_pc_dir(SPARSE_REDUCE_PC_INCLUDEDIR "${CMAKE_INSTALL_INCLUDEDIR}")
 set(SPARSE_REDUCE_PC_BOOST_CFLAGS "${_sr_pc_boost_cflags}")
 set(SPARSE_REDUCE_PC_BOOST_LIBDIR "${_sr_pc_boost_libdir}")
-configure_file("${PROJECT_SOURCE_DIR}/cmake/sparse_reduce.pc.in"
-    "${PROJECT_BINARY_DIR}/sparse_reduce.pc.stage" @ONLY)
+_sr_install_pc(sparse_reduce "${CMAKE_INSTALL_DATADIR}/pkgconfig")
 
-# Stage 2 (install): the prefix the install goes to.
-install(CODE "
-    set(SPARSE_REDUCE_PC_PREFIX \"\${CMAKE_INSTALL_PREFIX}\")
-    configure_file(\"${PROJECT_BINARY_DIR}/sparse_reduce.pc.stage\"
-        \"${PROJECT_BINARY_DIR}/sparse_reduce.pc\" @ONLY)
-    " COMPONENT library)
-install(FILES "${PROJECT_BINARY_DIR}/sparse_reduce.pc"
-    DESTINATION "${CMAKE_INSTALL_DATADIR}/pkgconfig"
-    COMPONENT library)
+# sparse_reduce_compiled.pc, the compiled mode's: an architecture's library,
+# so in lib/pkgconfig.
+if(SPARSE_REDUCE_COMPILED_MODE)
+    _sr_pc_dir(SPARSE_REDUCE_PC_LIBDIR "${CMAKE_INSTALL_LIBDIR}")
+    _sr_install_pc(sparse_reduce_compiled "${CMAKE_INSTALL_LIBDIR}/pkgconfig")
+endif()

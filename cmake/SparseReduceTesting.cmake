@@ -3,7 +3,10 @@
 #   sparse_reduce_add_unit_test(NAME <name> SOURCES <src...>
 #                               [SUITES <suite...>] [TIMEOUT <seconds>])
 #   sparse_reduce_add_mpi_test(NAME <name> SOURCES <src...> NPROCS <n...>
-#                              [TIMEOUT <seconds>] [LIBRARIES <libs...>])
+#                              [TIMEOUT <seconds>] [LIBRARIES <libs...>] [COMPILED])
+#
+# COMPILED: linked with SparseReduce::compiled (the compiled mode) and built
+# without the precompiled header, which is header-only use's.
 #
 # Both expect Boost::unit_test_framework (find_package(Boost ... COMPONENTS
 # unit_test_framework)), MPI (MPIEXEC_* variables from FindMPI), the target
@@ -61,7 +64,8 @@ set(SPARSE_REDUCE_MPI_TEST_ENVIRONMENT
     "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"
     "OMPI_MCA_rmaps_base_oversubscribe=1")
 
-# Shared compile/link setup of a Boost.Test executable.
+# Shared compile/link setup of a Boost.Test executable; _SR_COMPILED set:
+# in the compiled mode.
 function(_sparse_reduce_test_executable name)
     add_executable(${name} ${ARGN})
     target_link_libraries(${name} PRIVATE
@@ -69,7 +73,11 @@ function(_sparse_reduce_test_executable name)
         Boost::unit_test_framework
         sparse_reduce_warnings_and_sanitizers)
     target_compile_definitions(${name} PRIVATE BOOST_TEST_DYN_LINK)
-    sparse_reduce_use_pch(${name}) # the precompiled umbrella header (CMakeLists.txt)
+    if(_SR_COMPILED)
+        target_link_libraries(${name} PRIVATE SparseReduce::compiled)
+    else()
+        sparse_reduce_use_pch(${name}) # the precompiled umbrella header (CMakeLists.txt)
+    endif()
 endfunction()
 
 # ---------------------------------------------------------------------------
@@ -122,7 +130,7 @@ endfunction()
 # run several MPI tests side by side.
 # ---------------------------------------------------------------------------
 function(sparse_reduce_add_mpi_test)
-    cmake_parse_arguments(PARSE_ARGV 0 ARG "" "NAME;TIMEOUT" "SOURCES;NPROCS;LIBRARIES")
+    cmake_parse_arguments(PARSE_ARGV 0 ARG "COMPILED" "NAME;TIMEOUT" "SOURCES;NPROCS;LIBRARIES")
     if(ARG_UNPARSED_ARGUMENTS)
         message(FATAL_ERROR "sparse_reduce_add_mpi_test: unknown arguments ${ARG_UNPARSED_ARGUMENTS}")
     endif()
@@ -133,6 +141,7 @@ function(sparse_reduce_add_mpi_test)
         set(ARG_TIMEOUT 120)
     endif()
 
+    set(_SR_COMPILED ${ARG_COMPILED})
     _sparse_reduce_test_executable(${ARG_NAME} ${ARG_SOURCES})
     if(ARG_LIBRARIES)
         target_link_libraries(${ARG_NAME} PRIVATE ${ARG_LIBRARIES})

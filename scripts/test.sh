@@ -9,9 +9,10 @@
 #   4. fuzz           clang libFuzzer build of fuzz_decoders, smoke ctest, then
 #                     a ${SPARSE_REDUCE_FUZZ_SECONDS:-60} s fuzzing run
 #   5. install        install build/release to a temp prefix; build the
-#                     consumer with find_package and pkg-config against it and
-#                     with FetchContent from this checkout, run each (4, 2,
-#                     2 ranks); build the Doxygen API reference (target docs)
+#                     consumer with find_package and pkg-config against it
+#                     (each also in the compiled mode) and with FetchContent
+#                     from this checkout, run each (4, 3, 2, 2, 2 ranks);
+#                     build the Doxygen API reference (target docs)
 #   6. bench-smoke    only with SPARSE_REDUCE_BENCH_SMOKE=1: a very short
 #                     kernel_bench run
 #
@@ -182,15 +183,17 @@ fi
 
 # --------------------------------------------------------------------------
 # 5. install; the consumer (example/consumer/main.cpp, one checked reduce)
-#    built three ways: find_package and pkg-config against the install,
-#    FetchContent from this checkout; the API reference (Doxygen)
+#    built three ways: find_package and pkg-config against the install (and
+#    both in the compiled mode), FetchContent from this checkout; the API
+#    reference (Doxygen)
 # --------------------------------------------------------------------------
 step_begin "install"
 prefix=$(mktemp -d "${TMPDIR:-/tmp}/sparse_reduce-prefix.XXXXXX")
 consumers=$(mktemp -d "${TMPDIR:-/tmp}/sparse_reduce-consumers.XXXXXX")
 temp_dirs+=("$prefix" "$consumers")
 cmake --install build/release --prefix "$prefix"
-for installed in share/doc/SparseReduce/LICENSE share/pkgconfig/sparse_reduce.pc bin/sparse_reduce_tune; do
+for installed in share/doc/SparseReduce/LICENSE share/pkgconfig/sparse_reduce.pc bin/sparse_reduce_tune \
+                 lib/libsparse_reduce_compiled.a lib/pkgconfig/sparse_reduce_compiled.pc; do
     if [[ ! -e "$prefix/$installed" ]]; then
         echo "cmake --install did not install $installed" >&2
         exit 1
@@ -206,6 +209,11 @@ if [[ "$found_dir" != "$prefix/lib/cmake/SparseReduce" ]]; then
     exit 1
 fi
 cmake --build "$consumers/find_package" -j2
+
+# The compiled mode (SparseReduce::compiled from the same install).
+echo "-- consumer: find_package, compiled mode"
+cmake -S example/consumer -B "$consumers/compiled" -DCMAKE_PREFIX_PATH="$prefix" -DCONSUMER_COMPILED=ON
+cmake --build "$consumers/compiled" -j2
 
 # FETCHCONTENT_SOURCE_DIR_SPARSEREDUCE: FetchContent takes this checkout as
 # the source, no download. As a subproject SparseReduce must not look for
@@ -223,10 +231,14 @@ echo "-- consumer: pkg-config --cflags --libs sparse_reduce"
 mkdir -p "$consumers/pkgconfig"
 PKG_CONFIG_PATH="$prefix/share/pkgconfig" \
     make -C example/consumer/pkgconfig BUILD="$consumers/pkgconfig" CXXFLAGS=-O0
+echo "-- consumer: pkg-config --cflags --libs sparse_reduce_compiled"
+mkdir -p "$consumers/pkgconfig_compiled"
+PKG_CONFIG_PATH="$prefix/share/pkgconfig:$prefix/lib/pkgconfig" \
+    make -C example/consumer/pkgconfig BUILD="$consumers/pkgconfig_compiled" CXXFLAGS=-O0 PC=sparse_reduce_compiled
 
 oversubscribe=()
 if is_open_mpi; then oversubscribe=(--oversubscribe); fi
-for run in find_package:4 fetchcontent:2 pkgconfig:2; do
+for run in find_package:4 compiled:3 fetchcontent:2 pkgconfig:2 pkgconfig_compiled:2; do
     way=${run%:*} np=${run#*:}
     consumer_out=$(mpiexec -n "$np" "${oversubscribe[@]}" "$consumers/$way/consumer")
     echo "$way: $consumer_out"

@@ -49,6 +49,7 @@
 #include "../select/tuning.hpp"
 #include "../select/tree_table.hpp"
 #include "../tree/optimal_binary.hpp"
+#include "../detail/compiled_mode.hpp"
 #include "call_check.hpp"
 #include "reduce_memo.hpp"
 
@@ -64,11 +65,7 @@ public:
     // agrees on). dimension_agreed: the ranks have agreed on the dimension
     // already (allreduce's reduce half).
     reduce_core(const boost::mpi::communicator& comm, int root, std::size_t dimension, runtime_policy policy,
-                bool dimension_agreed)
-        : reduce_core(comm, root, dimension, std::make_shared<plan_memory>())
-    {
-        agree(std::move(policy), dimension_agreed);
-    }
+                bool dimension_agreed);
 
     // A one-shot call's core (what reduce() uses): no collective here (a
     // tuning that cannot be read fails in the call's own allreduce), the
@@ -82,8 +79,9 @@ public:
         auto& m = state_->template memo<one_shot_memo<P>>();
         if (!m.policy || !m.policy->holds(policy) || m.root != root || m.dimension != dimension) {
             m.policy.reset();
-            using sparse_reduce::validate; // and the caller's own, by argument-dependent lookup
-            validate(policy);              // the same on every rank: all throw, before anything is sent
+            // the same on every rank: all throw, before anything is sent (through
+            // the policy's table: the compiled mode compiles it once)
+            detail::ops_of<P>().validate(&policy);
             m.policy.emplace(policy);
             m.root = root;
             m.dimension = dimension;
@@ -102,15 +100,8 @@ public:
     const runtime_policy& policy() const { return *policy_; }
 
     // reduce_plan's schedule_for, tree_for and reduce.
-    const schedule& schedule_for(bool commutative, std::size_t value_bytes, std::size_t local_entries = 0)
-    {
-        auto stats = [&] { return detail::local_stats(static_cast<double>(local_entries), dimension_, false, {}, 1); };
-        return resolve(commutative, value_bytes, stats_source(stats), true);
-    }
-    const tree& tree_for(bool commutative, std::size_t local_entries = 0)
-    {
-        return schedule_for(commutative, 8, local_entries).trees.front();
-    }
+    const schedule& schedule_for(bool commutative, std::size_t value_bytes, std::size_t local_entries = 0);
+    const tree& tree_for(bool commutative, std::size_t local_entries = 0);
 
     template <class In, class Out, class Op>
     report reduce(const In& in, Out&& out, const Op& op)
@@ -150,21 +141,7 @@ private:
     // a valid policy, a readable tuning (where the policy reads one) and,
     // unless agreed already, one dimension. A call then checks its vector
     // against the plan's dimension locally, so the rank at fault throws.
-    void agree(runtime_policy policy, bool dimension_agreed)
-    {
-        owned_policy_ = std::make_shared<const runtime_policy>(std::move(policy));
-        policy_ = owned_policy_.get();
-        policy_->validate();
-        dimensions_agree_ = true;
-        const bool tuned = policy_->needs_call_stats();
-        if (dimension_agreed && !tuned) return;
-        const std::string tuning_error = tuned ? tuning_read_error() : std::string();
-        const unsigned long long mine[3] = {tuning_error.empty() ? 0ull : 1ull, dimension_, ~dimension_};
-        unsigned long long all[3];
-        MPI_Allreduce(mine, all, 3, MPI_UNSIGNED_LONG_LONG, MPI_MAX, private_);
-        if (all[0]) detail::fail(tuning_error.empty() ? "the tuning could not be read on another rank" : tuning_error);
-        if (all[1] != ~all[2]) detail::fail(detail::dimension_mismatch_text(private_, dimension_, root_));
-    }
+    void agree(runtime_policy policy, bool dimension_agreed);
 
     template <bool Whole, representation In, representation Out, class Op>
     report reduce_checked(const In& in, Out& out, const Op& op, const std::string& failed_before)
@@ -196,8 +173,7 @@ private:
         // (select/path.hpp, full_goes_in_windows).
         bool all_full = false;
         if (one_shot_ && (whole_now || !exchanges_statistics(sizeof(T))))
-            all_full = detail::agree_on_dimension(private_, dimension_, root_,
-                                                  whole_now && local_ok && stored_entries(in) == dimension_);
+            all_full = agree_on_dimension(whole_now && local_ok && stored_entries(in) == dimension_);
 
         const T id = identity<T>(op);
         // make_op's identity, on the first call with the op (a one-shot memo's:
@@ -291,25 +267,7 @@ private:
     report run_windows(const schedule& sched, const detail::stream_config& cfg, const Op& op,
                        detail::own_input<T, Reader>& own, const detail::root_output<T>& result,
                        const std::string& local_failure, std::pmr::memory_resource* mem, sparse_writer<T> write,
-                       void* out)
-    {
-        const bool destination = rank_ == root_;
-        detail::rank_program<T, Op, Reader> program(sched.trees, rank_, cfg, op, own, result, *pools_, local_failure,
-                                                    mem);
-        detail::run_nodes(private_, program.bindings(), mem);
-
-        report rep;
-        rep.algorithm = describe_once(sched, false);
-        rep.reason = report_text(memo_->reason);
-        rep.tuning = tuning_name();
-        rep.bytes_sent = program.bytes_sent();
-        rep.bytes_received = program.bytes_received();
-        rep.messages_sent = program.messages_sent();
-        if (write && destination) // emptied if the call failed
-            write(out, program.results(), program.windows(), dimension_, identity<T>(op), program.failed());
-        program.throw_if_failed(destination);
-        return rep;
-    }
+                       void* out);
 
     // This rank's statistics for a call that measures (count), else its
     // entries as stored. A one-shot call keeps a dense input's counts
@@ -331,50 +289,14 @@ private:
     }
 
     reduce_core(const boost::mpi::communicator& comm, int root, std::size_t dimension,
-                std::shared_ptr<plan_memory> memory)
-        : state_(&detail::state_of(MPI_Comm(comm))), private_(state_->dup), root_(root),
-          dimension_(dimension), memory_(std::move(memory))
-    {
-        MPI_Comm_rank(private_, &rank_);
-        MPI_Comm_size(private_, &size_);
-        if (root < 0 || root >= size_)
-            detail::fail("invalid root " + std::to_string(root) + " for a communicator of size " +
-                         std::to_string(size_));
-        if (memory_) {
-            memo_ = &memory_->memo;
-            whole_ = &memory_->whole;
-            pools_ = &memory_->pools;
-            arena_ = &memory_->arena;
-        }
-    }
+                std::shared_ptr<plan_memory> memory);
 
     // The schedule of a call that travels whole at once, built once (key:
     // value_bytes 0, which no chosen schedule's key has): no collective, no
     // allocation in steady state.
-    const schedule& whole_schedule(bool commutative, std::size_t value_bytes)
-    {
-        auto& cached = memo_->cache[commutative ? 1 : 0];
-        if (!cached || cached->first.value_bytes != 0) {
-            memo_->described = nullptr;
-            cached.emplace(detail::selection_key{}, policy().whole_schedule_at_once(size_, root_, commutative,
-                                                                                  dimension_, value_bytes));
-        }
-        return cached->second;
-    }
+    const schedule& whole_schedule(bool commutative, std::size_t value_bytes);
     // The schedule of a call full_goes_in_windows sends (its key: full).
-    const schedule& full_schedule(bool commutative, std::size_t value_bytes)
-    {
-        auto& cached = memo_->cache[commutative ? 1 : 0];
-        if (!cached || !cached->first.full || cached->first.value_bytes != value_bytes) {
-            memo_->described = nullptr;
-            detail::selection_key key;
-            key.value_bytes = value_bytes;
-            key.full = true;
-            cached.emplace(std::move(key),
-                           detail::full_schedule_in_windows(size_, root_, commutative, dimension_, value_bytes));
-        }
-        return cached->second;
-    }
+    const schedule& full_schedule(bool commutative, std::size_t value_bytes);
 
     // The whole-message reduce (exec/whole_reduce.hpp) on the schedule's
     // first tree.
@@ -405,48 +327,16 @@ private:
     // optimal_binary's allgather), where the ranks also agree on the
     // dimension. A one-shot call's answer is the same on every rank, whatever
     // its dimension: automatic and k_ary{.k = 0} always measure there.
-    bool exchanges_statistics(std::size_t value_bytes) const
-    {
-        return policy().gathers() || policy().stats_needed(dimension_, value_bytes, dimensions_agree_);
-    }
+    bool exchanges_statistics(std::size_t value_bytes) const;
 
     // The tuning automatic reads, for the report (empty for fixed policies).
-    report_text tuning_name()
-    {
-        const auto* a = policy_->automatic();
-        if (!a) return {};
-        if (!memo_->tuning)
-            memo_->tuning =
-                std::make_shared<const std::string>(a->tuned ? a->tuned->source : current_tuning(a->tuning_file).source);
-        return report_text(memo_->tuning);
-    }
+    report_text tuning_name();
 
     // Empty when this rank can read the tuning the policy uses, else why not
     // (the caller agrees on it with the other ranks before anyone throws).
-    std::string tuning_read_error() const
-    {
-        try {
-            if (const auto* a = policy_->automatic()) {
-                if (!a->tuned) current_tuning(a->tuning_file);
-            } else {
-                current_tuning();
-            }
-        } catch (...) {
-            return detail::current_exception_text();
-        }
-        return {};
-    }
+    std::string tuning_read_error() const;
 
-    report_text describe_once(const schedule& s, bool whole)
-    {
-        if (memo_->described != &s || memo_->described_whole != whole || !memo_->description) {
-            memo_->description = std::make_shared<const std::string>(describe(s) + (whole ? ", whole messages" : ""));
-            memo_->reason = std::make_shared<const std::string>(s.reason);
-            memo_->described = &s;
-            memo_->described_whole = whole;
-        }
-        return report_text(memo_->description);
-    }
+    report_text describe_once(const schedule& s, bool whole);
 
     // This rank's statistics, counted on demand: a plain function, so that
     // resolve is compiled once, not once per call site's input type.
@@ -465,92 +355,15 @@ private:
     // stats_of() gives this rank's statistics; called only when the call
     // measures (automatic keeps its choice between measurements).
     const schedule& resolve(bool commutative, std::size_t value_bytes, stats_source stats_of, bool dense_output,
-                            bool whole = false)
-    {
-        auto& cached = memo_->cache[commutative ? 1 : 0];
-        const auto same_call = [&] {
-            return cached && cached->first.value_bytes == value_bytes && cached->first.dense_output == dense_output &&
-                   cached->first.whole == whole && !cached->first.full;
-        };
-        const bool gathering = policy().gathers();
-        const bool measures = !gathering && policy().stats_needed(dimension_, value_bytes, dimensions_agree_);
-        if (const auto* a = policy_->automatic()) {
-            // Between measurements the plan keeps its choice: every rank
-            // counts the same calls, so all keep or all measure.
-            auto& calls = memo_->calls_since_measure[commutative ? 1 : 0];
-            if (!one_shot_ && same_call() && cached->first.measured && a->remeasure_every > 0 &&
-                ++calls % a->remeasure_every != 0)
-                return cached->second;
-            calls = 0;
-        }
-        // No collective: the choice depends only on the values' size and the
-        // output's kind, so a cached schedule for them stands.
-        if (!gathering && !measures && same_call() && !cached->first.measured) return cached->second;
+                            bool whole = false);
 
-        const detail::local_summary local = stats_of();
-        detail::selection_key key;
-        key.value_bytes = value_bytes;
-        key.dense_output = dense_output;
-        key.measured = measures;
-        key.whole = whole;
-        if (gathering) {
-            gather_entries(static_cast<std::size_t>(local.entries), key.entries, key.dimension);
-        } else if (measures) {
-            // A one-shot call also agrees here on whether every rank could
-            // read the tuning (a plan did that once, when it was made).
-            std::string tuning_error;
-            detail::stats_message mine{local, detail::agreement_of(root_, policy().fingerprint(), dimension_)},
-                sum;
-            // The root's output kind, not each rank's: only the root writes
-            // one, and a non-root may pass another kind (a dummy).
-            mine.agreement.root_dense_output = rank_ == root_ && dense_output ? 1 : 0;
-            if (one_shot_) {
-                tuning_error = tuning_read_error();
-                mine.agreement.tuning_failures = tuning_error.empty() ? 0 : 1;
-            }
-            MPI_Allreduce(&mine, &sum, detail::stats_message::doubles, MPI_DOUBLE, MPI_SUM, private_);
-            if (sum.agreement.tuning_failures > 0)
-                detail::fail(tuning_error.empty() ? "the tuning could not be read on another rank" : tuning_error);
-            if (!detail::check_agreement(sum.agreement, size_))
-                detail::fail(detail::dimension_mismatch_text(private_, dimension_, root_));
-            key.sum = sum.summary;
-            key.root_dense_output = sum.agreement.root_dense_output > 0.5;
-        }
-        if (!cached || !(cached->first == key)) {
-            call_stats stats;
-            if (measures) {
-                stats = detail::agreed_stats(key.sum, size_, value_bytes, key.root_dense_output, whole);
-            } else { // no allreduce: this rank's view, which is all the choice depends on
-                stats = detail::agreed_stats(local, 1, value_bytes, dense_output, whole);
-                stats.ranks = size_;
-            }
-            const std::size_t dimension = gathering ? static_cast<std::size_t>(key.dimension) : dimension_;
-            memo_->described = nullptr;
-            schedule s = policy().resolve_schedule(size_, root_, commutative, dimension, value_bytes,
-                                                  key.entries, stats);
-            s.dimension = dimension_; // a plan streams its own dimension, whatever optimal_binary's gather said
-            cached.emplace(std::move(key), std::move(s));
-        }
-        return cached->second;
-    }
+    // mpi/dimension_agreement.hpp's agreement on this call's dimension; full:
+    // this rank's input holds every element (returned: whether every rank's does).
+    bool agree_on_dimension(bool full);
 
     // Every rank's entry count and the largest dimension, by one allgather
     // on the private communicator.
-    void gather_entries(std::size_t local, std::vector<double>& entries, double& dimension)
-    {
-        const unsigned long long mine[2] = {local, dimension_};
-        std::vector<unsigned long long> all(2 * static_cast<std::size_t>(size_));
-        MPI_Allgather(mine, 2, MPI_UNSIGNED_LONG_LONG, all.data(), 2, MPI_UNSIGNED_LONG_LONG, private_);
-        unsigned long long largest = 0;
-        bool same = true; // every rank sees every dimension: all throw, or none does
-        for (std::size_t r = 0; r < all.size(); r += 2) {
-            entries.push_back(static_cast<double>(all[r]));
-            largest = std::max(largest, all[r + 1]);
-            same = same && all[r + 1] == all[1];
-        }
-        if (!same) detail::fail(detail::dimension_mismatch_text(private_, dimension_, root_));
-        dimension = static_cast<double>(largest);
-    }
+    void gather_entries(std::size_t local, std::vector<double>& entries, double& dimension);
 
     int rank_ = 0, size_ = 0; // in the user's communicator (also the private duplicate's)
     detail::comm_state* state_;
@@ -570,4 +383,38 @@ private:
     detail::call_arena* arena_ = nullptr;
 };
 
+// The windowed run: the rank program over the schedule's trees, run by the
+// MPI executor. Not inline: the compiled mode makes it once for the
+// built-in value types and operations (reduce_instances.hpp).
+template <class T, class Op, class Reader>
+report reduce_core::run_windows(const schedule& sched, const detail::stream_config& cfg, const Op& op,
+                   detail::own_input<T, Reader>& own, const detail::root_output<T>& result,
+                   const std::string& local_failure, std::pmr::memory_resource* mem, sparse_writer<T> write,
+                   void* out)
+{
+    const bool destination = rank_ == root_;
+    detail::rank_program<T, Op, Reader> program(sched.trees, rank_, cfg, op, own, result, *pools_, local_failure,
+                                                mem);
+    detail::run_nodes(private_, program.bindings(), mem);
+
+    report rep;
+    rep.algorithm = describe_once(sched, false);
+    rep.reason = report_text(memo_->reason);
+    rep.tuning = tuning_name();
+    rep.bytes_sent = program.bytes_sent();
+    rep.bytes_received = program.bytes_received();
+    rep.messages_sent = program.messages_sent();
+    if (write && destination) // emptied if the call failed
+        write(out, program.results(), program.windows(), dimension_, identity<T>(op), program.failed());
+    program.throw_if_failed(destination);
+    return rep;
+}
+
 } // namespace sparse_reduce::detail
+
+// The members that do not depend on the call's types: inline here, or
+// compiled once by the compiled mode (detail/compiled_mode.hpp).
+#if !defined(SPARSE_REDUCE_COMPILED) || defined(SPARSE_REDUCE_SOURCE)
+#include "reduce_core_members.hpp"
+#endif
+#include "reduce_instances.hpp"

@@ -27,7 +27,8 @@ namespace sparse_reduce::detail {
 template <class Reader, class T>
 Reader empty_reader(const T& id)
 {
-    if constexpr (requires { Reader(std::span<const T>{}, id); }) return Reader(std::span<const T>{}, id);
+    if constexpr (requires { Reader({}, {}, 0, indices_checked); }) return Reader({}, {}, 0, indices_checked);
+    else if constexpr (requires { Reader(std::span<const T>{}, id); }) return Reader(std::span<const T>{}, id);
     else if constexpr (requires { Reader(std::span<const T>{}, std::size_t{0}, id); })
         return Reader(std::span<const T>{}, std::size_t{0}, id);
     else return Reader({}, {}, 0);

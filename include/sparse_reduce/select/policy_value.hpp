@@ -48,36 +48,43 @@ const H& held(const void* p)
     return *static_cast<const H*>(p);
 }
 
+// H's table. A function, not an inline variable, so that the compiled mode
+// (detail/compiled_mode.hpp) can make it for the built-in policies once:
+// its address identifies H (runtime_policy::get).
 template <class H>
-inline constexpr policy_ops policy_ops_of = {
-    [](const void* p) {
-        using sparse_reduce::validate; // and the caller's own, by argument-dependent lookup
-        validate(held<H>(p));
-    },
-    [](const void* p) { return needs_call_stats(held<H>(p)); },
-    [](const void* p, std::size_t dimension, std::size_t value_bytes, bool agree) {
-        return stats_needed(held<H>(p), dimension, value_bytes, agree);
-    },
-    [](const void* p) { return remeasure_interval(held<H>(p)); },
-    [](const void* p) { return policy_fingerprint(held<H>(p)); },
-    [](const void* p, bool index_value_input, int ranks) {
-        return whole_messages(held<H>(p), index_value_input, ranks);
-    },
-    [](const void* p, int size, int root, bool commutative, std::size_t dimension, std::size_t value_bytes,
-       std::span<const double> nnz, const call_stats& stats) {
-        return resolve_schedule(held<H>(p), size, root, commutative, dimension, value_bytes, nnz, stats);
-    },
-    [](const void* p, int size, int root, bool commutative, std::size_t dimension, std::size_t value_bytes) {
-        return whole_schedule_at_once(held<H>(p), size, root, commutative, dimension, value_bytes);
-    },
-};
+const policy_ops& ops_of()
+{
+    static constexpr policy_ops ops = {
+        [](const void* p) {
+            using sparse_reduce::validate; // and the caller's own, by argument-dependent lookup
+            validate(held<H>(p));
+        },
+        [](const void* p) { return needs_call_stats(held<H>(p)); },
+        [](const void* p, std::size_t dimension, std::size_t value_bytes, bool agree) {
+            return stats_needed(held<H>(p), dimension, value_bytes, agree);
+        },
+        [](const void* p) { return remeasure_interval(held<H>(p)); },
+        [](const void* p) { return policy_fingerprint(held<H>(p)); },
+        [](const void* p, bool index_value_input, int ranks) {
+            return whole_messages(held<H>(p), index_value_input, ranks);
+        },
+        [](const void* p, int size, int root, bool commutative, std::size_t dimension, std::size_t value_bytes,
+           std::span<const double> nnz, const call_stats& stats) {
+            return resolve_schedule(held<H>(p), size, root, commutative, dimension, value_bytes, nnz, stats);
+        },
+        [](const void* p, int size, int root, bool commutative, std::size_t dimension, std::size_t value_bytes) {
+            return whole_schedule_at_once(held<H>(p), size, root, commutative, dimension, value_bytes);
+        },
+    };
+    return ops;
+}
 
 // A reduce policy of any type, held by value (shared by copies).
 class runtime_policy {
 public:
     template <reduce_policy P>
     explicit runtime_policy(const P& p)
-        : ops_(&policy_ops_of<P>), held_(std::make_shared<const P>(p)), wire_(p.wire),
+        : ops_(&ops_of<P>()), held_(std::make_shared<const P>(p)), wire_(p.wire),
           segment_bytes_(static_cast<std::size_t>(p.segment_bytes)),
           gathers_(std::is_same_v<P, policy::optimal_binary>), two_trees_(std::is_same_v<P, policy::two_tree>)
     {
@@ -88,7 +95,7 @@ public:
     template <class P>
     const P* get() const
     {
-        return ops_ == &policy_ops_of<P> ? static_cast<const P*>(held_.get()) : nullptr;
+        return ops_ == &ops_of<P>() ? static_cast<const P*>(held_.get()) : nullptr;
     }
     // Whether this is p (no copy of p: automatic holds strings). A policy
     // type without == never is: a one-shot call copies it every time.

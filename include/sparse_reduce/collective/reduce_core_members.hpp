@@ -1,0 +1,227 @@
+#pragma once
+// detail::reduce_core's members that do not depend on the call's types
+// (collective/reduce_core.hpp): the plan's agreement, the schedule cache
+// and the statistics exchange, the report's texts. Included by
+// reduce_core.hpp, as inline definitions, unless the compiled mode
+// (detail/compiled_mode.hpp) compiles them once in its library.
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <mpi.h>
+
+#include "reduce_core.hpp"
+
+namespace sparse_reduce::detail {
+
+SPARSE_REDUCE_INLINE reduce_core::reduce_core(const boost::mpi::communicator& comm, int root, std::size_t dimension, runtime_policy policy,
+    bool dimension_agreed)
+    : reduce_core(comm, root, dimension, std::make_shared<plan_memory>())
+{
+    agree(std::move(policy), dimension_agreed);
+}
+
+SPARSE_REDUCE_INLINE const schedule& reduce_core::schedule_for(bool commutative, std::size_t value_bytes, std::size_t local_entries)
+{
+    auto stats = [&] { return detail::local_stats(static_cast<double>(local_entries), dimension_, false, {}, 1); };
+    return resolve(commutative, value_bytes, stats_source(stats), true);
+}
+
+SPARSE_REDUCE_INLINE const tree& reduce_core::tree_for(bool commutative, std::size_t local_entries)
+{
+    return schedule_for(commutative, 8, local_entries).trees.front();
+}
+
+SPARSE_REDUCE_INLINE void reduce_core::agree(runtime_policy policy, bool dimension_agreed)
+{
+    owned_policy_ = std::make_shared<const runtime_policy>(std::move(policy));
+    policy_ = owned_policy_.get();
+    policy_->validate();
+    dimensions_agree_ = true;
+    const bool tuned = policy_->needs_call_stats();
+    if (dimension_agreed && !tuned) return;
+    const std::string tuning_error = tuned ? tuning_read_error() : std::string();
+    const unsigned long long mine[3] = {tuning_error.empty() ? 0ull : 1ull, dimension_, ~dimension_};
+    unsigned long long all[3];
+    MPI_Allreduce(mine, all, 3, MPI_UNSIGNED_LONG_LONG, MPI_MAX, private_);
+    if (all[0]) detail::fail(tuning_error.empty() ? "the tuning could not be read on another rank" : tuning_error);
+    if (all[1] != ~all[2]) detail::fail(detail::dimension_mismatch_text(private_, dimension_, root_));
+}
+
+SPARSE_REDUCE_INLINE reduce_core::reduce_core(const boost::mpi::communicator& comm, int root, std::size_t dimension,
+    std::shared_ptr<plan_memory> memory)
+    : state_(&detail::state_of(MPI_Comm(comm))), private_(state_->dup), root_(root),
+      dimension_(dimension), memory_(std::move(memory))
+{
+    MPI_Comm_rank(private_, &rank_);
+    MPI_Comm_size(private_, &size_);
+    if (root < 0 || root >= size_)
+        detail::fail("invalid root " + std::to_string(root) + " for a communicator of size " +
+                     std::to_string(size_));
+    if (memory_) {
+        memo_ = &memory_->memo;
+        whole_ = &memory_->whole;
+        pools_ = &memory_->pools;
+        arena_ = &memory_->arena;
+    }
+}
+
+SPARSE_REDUCE_INLINE const schedule& reduce_core::whole_schedule(bool commutative, std::size_t value_bytes)
+{
+    auto& cached = memo_->cache[commutative ? 1 : 0];
+    if (!cached || cached->first.value_bytes != 0) {
+        memo_->described = nullptr;
+        cached.emplace(detail::selection_key{}, policy().whole_schedule_at_once(size_, root_, commutative,
+                                                                              dimension_, value_bytes));
+    }
+    return cached->second;
+}
+
+SPARSE_REDUCE_INLINE const schedule& reduce_core::full_schedule(bool commutative, std::size_t value_bytes)
+{
+    auto& cached = memo_->cache[commutative ? 1 : 0];
+    if (!cached || !cached->first.full || cached->first.value_bytes != value_bytes) {
+        memo_->described = nullptr;
+        detail::selection_key key;
+        key.value_bytes = value_bytes;
+        key.full = true;
+        cached.emplace(std::move(key),
+                       detail::full_schedule_in_windows(size_, root_, commutative, dimension_, value_bytes));
+    }
+    return cached->second;
+}
+
+SPARSE_REDUCE_INLINE bool reduce_core::exchanges_statistics(std::size_t value_bytes) const
+{
+    return policy().gathers() || policy().stats_needed(dimension_, value_bytes, dimensions_agree_);
+}
+
+SPARSE_REDUCE_INLINE report_text reduce_core::tuning_name()
+{
+    const auto* a = policy_->automatic();
+    if (!a) return {};
+    if (!memo_->tuning)
+        memo_->tuning =
+            std::make_shared<const std::string>(a->tuned ? a->tuned->source : current_tuning(a->tuning_file).source);
+    return report_text(memo_->tuning);
+}
+
+SPARSE_REDUCE_INLINE std::string reduce_core::tuning_read_error() const
+{
+    try {
+        if (const auto* a = policy_->automatic()) {
+            if (!a->tuned) current_tuning(a->tuning_file);
+        } else {
+            current_tuning();
+        }
+    } catch (...) {
+        return detail::current_exception_text();
+    }
+    return {};
+}
+
+SPARSE_REDUCE_INLINE report_text reduce_core::describe_once(const schedule& s, bool whole)
+{
+    if (memo_->described != &s || memo_->described_whole != whole || !memo_->description) {
+        memo_->description = std::make_shared<const std::string>(describe(s) + (whole ? ", whole messages" : ""));
+        memo_->reason = std::make_shared<const std::string>(s.reason);
+        memo_->described = &s;
+        memo_->described_whole = whole;
+    }
+    return report_text(memo_->description);
+}
+
+SPARSE_REDUCE_INLINE const schedule& reduce_core::resolve(bool commutative, std::size_t value_bytes, stats_source stats_of, bool dense_output,
+    bool whole)
+{
+    auto& cached = memo_->cache[commutative ? 1 : 0];
+    const auto same_call = [&] {
+        return cached && cached->first.value_bytes == value_bytes && cached->first.dense_output == dense_output &&
+               cached->first.whole == whole && !cached->first.full;
+    };
+    const bool gathering = policy().gathers();
+    const bool measures = !gathering && policy().stats_needed(dimension_, value_bytes, dimensions_agree_);
+    if (const auto* a = policy_->automatic()) {
+        // Between measurements the plan keeps its choice: every rank
+        // counts the same calls, so all keep or all measure.
+        auto& calls = memo_->calls_since_measure[commutative ? 1 : 0];
+        if (!one_shot_ && same_call() && cached->first.measured && a->remeasure_every > 0 &&
+            ++calls % a->remeasure_every != 0)
+            return cached->second;
+        calls = 0;
+    }
+    // No collective: the choice depends only on the values' size and the
+    // output's kind, so a cached schedule for them stands.
+    if (!gathering && !measures && same_call() && !cached->first.measured) return cached->second;
+
+    const detail::local_summary local = stats_of();
+    detail::selection_key key;
+    key.value_bytes = value_bytes;
+    key.dense_output = dense_output;
+    key.measured = measures;
+    key.whole = whole;
+    if (gathering) {
+        gather_entries(static_cast<std::size_t>(local.entries), key.entries, key.dimension);
+    } else if (measures) {
+        // A one-shot call also agrees here on whether every rank could
+        // read the tuning (a plan did that once, when it was made).
+        std::string tuning_error;
+        detail::stats_message mine{local, detail::agreement_of(root_, policy().fingerprint(), dimension_)},
+            sum;
+        // The root's output kind, not each rank's: only the root writes
+        // one, and a non-root may pass another kind (a dummy).
+        mine.agreement.root_dense_output = rank_ == root_ && dense_output ? 1 : 0;
+        if (one_shot_) {
+            tuning_error = tuning_read_error();
+            mine.agreement.tuning_failures = tuning_error.empty() ? 0 : 1;
+        }
+        MPI_Allreduce(&mine, &sum, detail::stats_message::doubles, MPI_DOUBLE, MPI_SUM, private_);
+        if (sum.agreement.tuning_failures > 0)
+            detail::fail(tuning_error.empty() ? "the tuning could not be read on another rank" : tuning_error);
+        if (!detail::check_agreement(sum.agreement, size_))
+            detail::fail(detail::dimension_mismatch_text(private_, dimension_, root_));
+        key.sum = sum.summary;
+        key.root_dense_output = sum.agreement.root_dense_output > 0.5;
+    }
+    if (!cached || !(cached->first == key)) {
+        call_stats stats;
+        if (measures) {
+            stats = detail::agreed_stats(key.sum, size_, value_bytes, key.root_dense_output, whole);
+        } else { // no allreduce: this rank's view, which is all the choice depends on
+            stats = detail::agreed_stats(local, 1, value_bytes, dense_output, whole);
+            stats.ranks = size_;
+        }
+        const std::size_t dimension = gathering ? static_cast<std::size_t>(key.dimension) : dimension_;
+        memo_->described = nullptr;
+        schedule s = policy().resolve_schedule(size_, root_, commutative, dimension, value_bytes,
+                                              key.entries, stats);
+        s.dimension = dimension_; // a plan streams its own dimension, whatever optimal_binary's gather said
+        cached.emplace(std::move(key), std::move(s));
+    }
+    return cached->second;
+}
+
+SPARSE_REDUCE_INLINE bool reduce_core::agree_on_dimension(bool full)
+{
+    return detail::agree_on_dimension(private_, dimension_, root_, full);
+}
+
+SPARSE_REDUCE_INLINE void reduce_core::gather_entries(std::size_t local, std::vector<double>& entries, double& dimension)
+{
+    const unsigned long long mine[2] = {local, dimension_};
+    std::vector<unsigned long long> all(2 * static_cast<std::size_t>(size_));
+    MPI_Allgather(mine, 2, MPI_UNSIGNED_LONG_LONG, all.data(), 2, MPI_UNSIGNED_LONG_LONG, private_);
+    unsigned long long largest = 0;
+    bool same = true; // every rank sees every dimension: all throw, or none does
+    for (std::size_t r = 0; r < all.size(); r += 2) {
+        entries.push_back(static_cast<double>(all[r]));
+        largest = std::max(largest, all[r + 1]);
+        same = same && all[r + 1] == all[1];
+    }
+    if (!same) detail::fail(detail::dimension_mismatch_text(private_, dimension_, root_));
+    dimension = static_cast<double>(largest);
+}
+
+} // namespace sparse_reduce::detail
