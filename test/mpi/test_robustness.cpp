@@ -377,6 +377,32 @@ BOOST_AUTO_TEST_CASE(reduce_output_of_the_wrong_size_at_the_root_fails_then_the_
         }
 }
 
+// Row 2, Eigen: a fixed-size Eigen output of another size, and one of
+// bounded size too small, at the root; the root throws (not Eigen's assertion,
+// nor a write past the vector), and the next reduce works.
+BOOST_AUTO_TEST_CASE(reduce_into_a_fixed_size_eigen_output_of_another_size_fails_then_the_next_reduce_works)
+{
+    auto& comm = world();
+    for (const auto& pol : reduce_policies)
+        for (int root : {0, comm.size() - 1})
+            for (int bounded : {0, 1}) {
+                const auto in = fault_eigen_input_of(comm.rank());
+                Eigen::Matrix<double, 4, 1> fixed_size;
+                Eigen::Matrix<double, Eigen::Dynamic, 1, 0, 4, 1> at_most_4;
+                BOOST_TEST(inject_fault(
+                    {.context = ctx(bounded ? "bounded output" : "fixed-size output", pol, root, 0),
+                     .who = reduce_throwers(root, root),
+                     .needles = {bounded ? "holds at most 4 elements" : "has a fixed size of 4 elements"}},
+                    [&] {
+                        std::visit([&](const auto& p) {
+                            if (bounded) sr::reduce(comm, in, at_most_4, std::plus<>{}, root, p);
+                            else sr::reduce(comm, in, fixed_size, std::plus<>{}, root, p);
+                        }, pol);
+                    },
+                    [&] { return good_reduce_after(pol, root); }));
+            }
+}
+
 // Row 3: an op throwing anything. On the root (which folds whenever P > 1) it
 // fails the call there; on rank 1 it fails only if rank 1 folds (has
 // children) or tests make_op's identity law (the first call of the op on a

@@ -388,9 +388,9 @@ private:
 // built-in value types and operations (reduce_instances.hpp).
 template <class T, class Op, class Reader>
 report reduce_core::run_windows(const schedule& sched, const detail::stream_config& cfg, const Op& op,
-                   detail::own_input<T, Reader>& own, const detail::root_output<T>& result,
-                   const std::string& local_failure, std::pmr::memory_resource* mem, sparse_writer<T> write,
-                   void* out)
+                                detail::own_input<T, Reader>& own, const detail::root_output<T>& result,
+                                const std::string& local_failure, std::pmr::memory_resource* mem,
+                                sparse_writer<T> write, void* out)
 {
     const bool destination = rank_ == root_;
     detail::rank_program<T, Op, Reader> program(sched.trees, rank_, cfg, op, own, result, *pools_, local_failure,

@@ -16,14 +16,15 @@
 
 namespace sparse_reduce::detail {
 
-SPARSE_REDUCE_INLINE reduce_core::reduce_core(const boost::mpi::communicator& comm, int root, std::size_t dimension, runtime_policy policy,
-    bool dimension_agreed)
+SPARSE_REDUCE_INLINE reduce_core::reduce_core(const boost::mpi::communicator& comm, int root, std::size_t dimension,
+                                              runtime_policy policy, bool dimension_agreed)
     : reduce_core(comm, root, dimension, std::make_shared<plan_memory>())
 {
     agree(std::move(policy), dimension_agreed);
 }
 
-SPARSE_REDUCE_INLINE const schedule& reduce_core::schedule_for(bool commutative, std::size_t value_bytes, std::size_t local_entries)
+SPARSE_REDUCE_INLINE const schedule& reduce_core::schedule_for(bool commutative, std::size_t value_bytes,
+                                                               std::size_t local_entries)
 {
     auto stats = [&] { return detail::local_stats(static_cast<double>(local_entries), dimension_, false, {}, 1); };
     return resolve(commutative, value_bytes, stats_source(stats), true);
@@ -51,15 +52,14 @@ SPARSE_REDUCE_INLINE void reduce_core::agree(runtime_policy policy, bool dimensi
 }
 
 SPARSE_REDUCE_INLINE reduce_core::reduce_core(const boost::mpi::communicator& comm, int root, std::size_t dimension,
-    std::shared_ptr<plan_memory> memory)
-    : state_(&detail::state_of(MPI_Comm(comm))), private_(state_->dup), root_(root),
-      dimension_(dimension), memory_(std::move(memory))
+                                              std::shared_ptr<plan_memory> memory)
+    : state_(&detail::state_of(MPI_Comm(comm))), private_(state_->dup), root_(root), dimension_(dimension),
+      memory_(std::move(memory))
 {
     MPI_Comm_rank(private_, &rank_);
     MPI_Comm_size(private_, &size_);
     if (root < 0 || root >= size_)
-        detail::fail("invalid root " + std::to_string(root) + " for a communicator of size " +
-                     std::to_string(size_));
+        detail::fail("invalid root " + std::to_string(root) + " for a communicator of size " + std::to_string(size_));
     if (memory_) {
         memo_ = &memory_->memo;
         whole_ = &memory_->whole;
@@ -73,8 +73,8 @@ SPARSE_REDUCE_INLINE const schedule& reduce_core::whole_schedule(bool commutativ
     auto& cached = memo_->cache[commutative ? 1 : 0];
     if (!cached || cached->first.value_bytes != 0) {
         memo_->described = nullptr;
-        cached.emplace(detail::selection_key{}, policy().whole_schedule_at_once(size_, root_, commutative,
-                                                                              dimension_, value_bytes));
+        cached.emplace(detail::selection_key{},
+                       policy().whole_schedule_at_once(size_, root_, commutative, dimension_, value_bytes));
     }
     return cached->second;
 }
@@ -133,8 +133,8 @@ SPARSE_REDUCE_INLINE report_text reduce_core::describe_once(const schedule& s, b
     return report_text(memo_->description);
 }
 
-SPARSE_REDUCE_INLINE const schedule& reduce_core::resolve(bool commutative, std::size_t value_bytes, stats_source stats_of, bool dense_output,
-    bool whole)
+SPARSE_REDUCE_INLINE const schedule& reduce_core::resolve(bool commutative, std::size_t value_bytes,
+                                                          stats_source stats_of, bool dense_output, bool whole)
 {
     auto& cached = memo_->cache[commutative ? 1 : 0];
     const auto same_call = [&] {
@@ -168,8 +168,7 @@ SPARSE_REDUCE_INLINE const schedule& reduce_core::resolve(bool commutative, std:
         // A one-shot call also agrees here on whether every rank could
         // read the tuning (a plan did that once, when it was made).
         std::string tuning_error;
-        detail::stats_message mine{local, detail::agreement_of(root_, policy().fingerprint(), dimension_)},
-            sum;
+        detail::stats_message mine{local, detail::agreement_of(root_, policy().fingerprint(), dimension_)}, sum;
         // The root's output kind, not each rank's: only the root writes
         // one, and a non-root may pass another kind (a dummy).
         mine.agreement.root_dense_output = rank_ == root_ && dense_output ? 1 : 0;
@@ -195,8 +194,7 @@ SPARSE_REDUCE_INLINE const schedule& reduce_core::resolve(bool commutative, std:
         }
         const std::size_t dimension = gathering ? static_cast<std::size_t>(key.dimension) : dimension_;
         memo_->described = nullptr;
-        schedule s = policy().resolve_schedule(size_, root_, commutative, dimension, value_bytes,
-                                              key.entries, stats);
+        schedule s = policy().resolve_schedule(size_, root_, commutative, dimension, value_bytes, key.entries, stats);
         s.dimension = dimension_; // a plan streams its own dimension, whatever optimal_binary's gather said
         cached.emplace(std::move(key), std::move(s));
     }
@@ -208,7 +206,8 @@ SPARSE_REDUCE_INLINE bool reduce_core::agree_on_dimension(bool full)
     return detail::agree_on_dimension(private_, dimension_, root_, full);
 }
 
-SPARSE_REDUCE_INLINE void reduce_core::gather_entries(std::size_t local, std::vector<double>& entries, double& dimension)
+SPARSE_REDUCE_INLINE void reduce_core::gather_entries(std::size_t local, std::vector<double>& entries,
+                                                      double& dimension)
 {
     const unsigned long long mine[2] = {local, dimension_};
     std::vector<unsigned long long> all(2 * static_cast<std::size_t>(size_));

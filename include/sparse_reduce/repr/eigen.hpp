@@ -29,7 +29,10 @@
 namespace sparse_reduce {
 
 /// Eigen dense vectors (a Matrix with one compile-time row or column): dense;
-/// as an output resized to the result's size.
+/// as an output resized to the result's size. One of fixed size must have
+/// it, one of bounded size (MaxRows or MaxCols fixed) must have room for it,
+/// else sparse_reduce::error (Eigen's resize would assert, or with NDEBUG
+/// write past the vector).
 template <class T, int R, int C, int O, int MR, int MC>
     requires(R == 1 || C == 1)
 struct repr_traits<Eigen::Matrix<T, R, C, O, MR, MC>> {
@@ -39,6 +42,16 @@ struct repr_traits<Eigen::Matrix<T, R, C, O, MR, MC>> {
     static std::span<const T> read(const vector& v) noexcept { return {v.data(), static_cast<std::size_t>(v.size())}; }
     static std::span<T> output(vector& v, std::size_t n)
     {
+        constexpr int fixed = vector::SizeAtCompileTime, most = vector::MaxSizeAtCompileTime;
+        if constexpr (fixed != Eigen::Dynamic) {
+            if (n != static_cast<std::size_t>(fixed))
+                detail::fail("output Eigen vector has a fixed size of " + std::to_string(fixed) +
+                             " elements, the result has " + std::to_string(n));
+        } else if constexpr (most != Eigen::Dynamic) {
+            if (n > static_cast<std::size_t>(most))
+                detail::fail("output Eigen vector holds at most " + std::to_string(most) +
+                             " elements, the result has " + std::to_string(n));
+        }
         if (static_cast<std::size_t>(v.size()) != n) v.resize(static_cast<Eigen::Index>(n));
         return {v.data(), n};
     }
