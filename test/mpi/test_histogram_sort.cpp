@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <climits>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -312,6 +313,20 @@ BOOST_AUTO_TEST_CASE(bad_input_throws_everywhere)
     if (p > 1) BOOST_CHECK_THROW(sr::find_splitters(comm, v, me == 0 ? p + 1 : p, 0.01), sr::error); // bins disagree
     BOOST_CHECK_THROW(sr::find_splitters(comm, v, 0, 0.01), sr::error);
     BOOST_CHECK_THROW(sr::find_splitters(comm, v, p, me == 0 ? -1.0 : 0.01), sr::error);
+    if (p > 1) { // bins_per_rank × P past INT_MAX: on every rank an error naming the limit, not a wrapped count
+        for (int per_rank : {INT_MAX / p + 1, 1 << 30}) {
+            if (static_cast<long long>(per_rank) * p <= INT_MAX) continue;
+            sr::histogram_sort_options o;
+            o.bins_per_rank = per_rank;
+            std::vector<int> w{me, me + p};
+            try {
+                sr::histogram_sort(comm, w, std::less<>{}, o);
+                BOOST_ERROR("bins_per_rank " << per_rank << " at P = " << p << ": no error");
+            } catch (const sr::error& e) {
+                BOOST_TEST(std::string(e.what()).find("exceeds 2147483647 bins") != std::string::npos, e.what());
+            }
+        }
+    }
     // nothing left in flight: a sort afterwards works
     BOOST_TEST(sorts_correctly(v, "after errors"));
 }

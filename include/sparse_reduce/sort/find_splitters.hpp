@@ -38,6 +38,7 @@
 // false; there is no other way out of the loop.
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -201,6 +202,9 @@ void update_brackets(std::vector<bracket<K>>& br, std::vector<splitter<K>>& prob
     }
 }
 
+// A bins count that does not fit an int (histogram_sort's bins_per_rank × P).
+inline constexpr int too_many_bins = -1;
+
 // The first agreement: on the arguments, on sortedness and on failures so
 // far (one allreduce), before anything else. Throws on every rank alike.
 template <class K, class Compare>
@@ -214,11 +218,13 @@ void agree_on_arguments(MPI_Comm pc, int me, int ranks, std::span<const K> sorte
             failure = rank_failure_text(me);
         }
     const bool args_ok = bins >= 1 && tolerance >= 0 && std::isfinite(tolerance) && options.max_iterations >= 1;
-    const long long mine[5] = {bins, -static_cast<long long>(bins), local_sorted ? 0 : ranks - me, args_ok ? 0 : 1,
-                               failure.empty() ? 0 : 1};
+    const long long mine[5] = {bins, -static_cast<long long>(bins), local_sorted ? 0 : ranks - me,
+                               args_ok ? 0 : bins == too_many_bins ? 2 : 1, failure.empty() ? 0 : 1};
     long long agreed[5];
     MPI_Allreduce(mine, agreed, 5, MPI_LONG_LONG, MPI_MAX, pc);
     if (agreed[4]) throw_if_any_failed(pc, failure, "find_splitters failed on");
+    if (agreed[3] == 2)
+        fail("histogram_sort: bins_per_rank * ranks exceeds " + std::to_string(INT_MAX) + " bins (on some rank)");
     if (agreed[3]) fail("find_splitters: bins must be >= 1, tolerance finite and >= 0 (on some rank)");
     if (agreed[0] != -agreed[1]) fail("find_splitters: ranks disagree on the number of bins");
     if (agreed[2]) fail("find_splitters: data not sorted on rank " + std::to_string(ranks - agreed[2]));

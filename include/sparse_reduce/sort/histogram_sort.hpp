@@ -27,6 +27,7 @@
 /// that did not fail before move_data).
 
 #include <algorithm>
+#include <climits>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -48,7 +49,7 @@ namespace sparse_reduce {
 /// histogram_sort's parameters.
 struct histogram_sort_options {
     double tolerance = 0.01;  ///< Allowed deviation of a bin from N / bins, as a fraction.
-    int bins_per_rank = 1;    ///< More bins than ranks: each rank owns a group.
+    int bins_per_rank = 1;    ///< More bins than ranks: each rank owns a group (bins_per_rank * P at most INT_MAX).
     splitter_options search{}; ///< The splitter search's limits.
     /// A barrier before each phase, so that a phase's time is its own and not
     /// the wait for the slowest rank's previous phase (for benchmarks).
@@ -125,7 +126,10 @@ sort_timings histogram_sort(const boost::mpi::communicator& comm, std::vector<K>
         failure = detail::rank_failure_text(comm.rank());
     }
     const double t2 = now();
-    const auto sp = detail::find_splitters_after(comm, std::span<const K>(data), options.bins_per_rank * comm.size(),
+    // bins_per_rank * P past INT_MAX: find_splitters refuses it on every rank, naming the limit
+    const long long bins = static_cast<long long>(options.bins_per_rank) * comm.size();
+    const auto sp = detail::find_splitters_after(comm, std::span<const K>(data),
+                                                 bins > INT_MAX ? detail::too_many_bins : static_cast<int>(bins),
                                                  options.tolerance, comp, interp, options.search, failure);
     t.iterations = sp.iterations;
     t.converged = sp.converged;
