@@ -234,7 +234,7 @@ PKG_CONFIG_PATH="$prefix/share/pkgconfig" \
 echo "-- consumer: pkg-config --cflags --libs sparse_reduce_compiled"
 mkdir -p "$consumers/pkgconfig_compiled"
 PKG_CONFIG_PATH="$prefix/share/pkgconfig:$prefix/lib/pkgconfig" \
-    make -C example/consumer/pkgconfig BUILD="$consumers/pkgconfig_compiled" CXXFLAGS=-O0 PC=sparse_reduce_compiled
+    make -C example/consumer/pkgconfig BUILD="$consumers/pkgconfig_compiled" CXXFLAGS=-O0 PKG=sparse_reduce_compiled
 
 oversubscribe=()
 if is_open_mpi; then oversubscribe=(--oversubscribe); fi
