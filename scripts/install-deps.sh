@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-    cmake g++ make
+    cmake g++ make ninja-build
     clang libclang-rt-14-dev
     libboost-mpi-dev libboost-test-dev libeigen3-dev
     openmpi-bin libopenmpi-dev

@@ -201,40 +201,60 @@ for installed in share/doc/SparseReduce/LICENSE share/pkgconfig/sparse_reduce.pc
 done
 
 # The consumers are built without optimisation: they check the packaging.
-echo "-- consumer: find_package(SparseReduce) from $prefix"
-cmake -S example/consumer -B "$consumers/find_package" -DCMAKE_PREFIX_PATH="$prefix"
-found_dir=$(sed -n 's/^SparseReduce_DIR:PATH=//p' "$consumers/find_package/CMakeCache.txt")
-if [[ "$found_dir" != "$prefix/lib/cmake/SparseReduce" ]]; then
-    echo "consumer found SparseReduce in '$found_dir', not in the fresh install $prefix" >&2
-    exit 1
-fi
-cmake --build "$consumers/find_package" -j2
-
+# Each way is one compile, so the five build side by side (logs in
+# build/test-logs/consumer-WAY.log, printed if that way fails).
+consumer_find_package() {
+    cmake -S example/consumer -B "$consumers/find_package" -DCMAKE_PREFIX_PATH="$prefix"
+    found_dir=$(sed -n 's/^SparseReduce_DIR:PATH=//p' "$consumers/find_package/CMakeCache.txt")
+    if [[ "$found_dir" != "$prefix/lib/cmake/SparseReduce" ]]; then
+        echo "consumer found SparseReduce in '$found_dir', not in the fresh install $prefix" >&2
+        return 1
+    fi
+    cmake --build "$consumers/find_package"
+}
 # The compiled mode (SparseReduce::compiled from the same install).
-echo "-- consumer: find_package, compiled mode"
-cmake -S example/consumer -B "$consumers/compiled" -DCMAKE_PREFIX_PATH="$prefix" -DCONSUMER_COMPILED=ON
-cmake --build "$consumers/compiled" -j2
-
+consumer_compiled() {
+    cmake -S example/consumer -B "$consumers/compiled" -DCMAKE_PREFIX_PATH="$prefix" -DCONSUMER_COMPILED=ON
+    cmake --build "$consumers/compiled"
+}
 # FETCHCONTENT_SOURCE_DIR_SPARSEREDUCE: FetchContent takes this checkout as
 # the source, no download. As a subproject SparseReduce must not look for
 # Boost.Test or Google Benchmark.
-echo "-- consumer: FetchContent from $ROOT"
-cmake -S example/consumer/fetchcontent -B "$consumers/fetchcontent" \
-    -DFETCHCONTENT_SOURCE_DIR_SPARSEREDUCE="$ROOT"
-if grep -E '^(boost_unit_test_framework|benchmark)_DIR' "$consumers/fetchcontent/CMakeCache.txt"; then
-    echo "SparseReduce as a subproject looked for Boost.Test or Google Benchmark" >&2
-    exit 1
-fi
-cmake --build "$consumers/fetchcontent" -j2
-
-echo "-- consumer: pkg-config --cflags --libs sparse_reduce"
-mkdir -p "$consumers/pkgconfig"
-PKG_CONFIG_PATH="$prefix/share/pkgconfig" \
-    make -C example/consumer/pkgconfig BUILD="$consumers/pkgconfig" CXXFLAGS=-O0
-echo "-- consumer: pkg-config --cflags --libs sparse_reduce_compiled"
-mkdir -p "$consumers/pkgconfig_compiled"
-PKG_CONFIG_PATH="$prefix/share/pkgconfig:$prefix/lib/pkgconfig" \
-    make -C example/consumer/pkgconfig BUILD="$consumers/pkgconfig_compiled" CXXFLAGS=-O0 PKG=sparse_reduce_compiled
+consumer_fetchcontent() {
+    cmake -S example/consumer/fetchcontent -B "$consumers/fetchcontent" \
+        -DFETCHCONTENT_SOURCE_DIR_SPARSEREDUCE="$ROOT"
+    if grep -E '^(boost_unit_test_framework|benchmark)_DIR' "$consumers/fetchcontent/CMakeCache.txt"; then
+        echo "SparseReduce as a subproject looked for Boost.Test or Google Benchmark" >&2
+        return 1
+    fi
+    cmake --build "$consumers/fetchcontent"
+}
+consumer_pkgconfig() {
+    mkdir -p "$consumers/pkgconfig"
+    PKG_CONFIG_PATH="$prefix/share/pkgconfig" \
+        make -C example/consumer/pkgconfig BUILD="$consumers/pkgconfig" CXXFLAGS=-O0
+}
+consumer_pkgconfig_compiled() {
+    mkdir -p "$consumers/pkgconfig_compiled"
+    PKG_CONFIG_PATH="$prefix/share/pkgconfig:$prefix/lib/pkgconfig" \
+        make -C example/consumer/pkgconfig BUILD="$consumers/pkgconfig_compiled" CXXFLAGS=-O0 PKG=sparse_reduce_compiled
+}
+ways=(find_package compiled fetchcontent pkgconfig pkgconfig_compiled)
+pids=()
+for way in "${ways[@]}"; do
+    echo "-- consumer: $way (log build/test-logs/consumer-$way.log)"
+    (set -e; "consumer_$way") >"$LOG_DIR/consumer-$way.log" 2>&1 &
+    pids+=($!)
+done
+consumers_failed=0
+for i in "${!ways[@]}"; do
+    if ! wait "${pids[$i]}"; then
+        cat "$LOG_DIR/consumer-${ways[$i]}.log"
+        echo "the ${ways[$i]} consumer did not build" >&2
+        consumers_failed=1
+    fi
+done
+((consumers_failed == 0))
 
 oversubscribe=()
 if is_open_mpi; then oversubscribe=(--oversubscribe); fi

@@ -45,7 +45,9 @@ T random_value(std::mt19937_64& rng, const Op& op)
         } else if constexpr (std::is_signed_v<T>) {
             v = static_cast<T>(static_cast<std::int32_t>(rng())); // sums of a few never overflow
         } else if constexpr (std::is_integral_v<T>) v = static_cast<T>(rng());
-        if (!sparse_reduce::detail::same_value(v, id) && !(std::is_floating_point_v<T> && v == T(0))) return v;
+        bool zero = false; // (+0.0 or -0.0)
+        if constexpr (std::is_floating_point_v<T>) zero = v == T(0);
+        if (!sparse_reduce::detail::same_value(v, id) && !zero) return v;
     }
 }
 

@@ -96,9 +96,11 @@ private:
 
 inline double earliest_common_gap(link_calendar& x, link_calendar& y, double t, double d)
 {
-    while (x.push_past(t, d) | y.push_past(t, d)) {
+    for (;;) { // both calendars move t each round, until neither does
+        const bool moved_x = x.push_past(t, d);
+        const bool moved_y = y.push_past(t, d);
+        if (!moved_x && !moved_y) return t;
     }
-    return t;
 }
 
 } // namespace detail
