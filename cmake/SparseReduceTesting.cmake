@@ -132,11 +132,12 @@ endfunction()
 # Scheduling: each entry gets PROCESSORS <N> (not RUN_SERIAL). CTest never lets
 # the PROCESSORS of concurrently running tests exceed its -j level, and a test
 # asking for more than -j is treated as needing all of it, i.e. it runs alone.
-# The release test preset runs `ctest -j4` on the 2-core machine: two np2
-# runs, or np3 beside a single-process test, share it (MPI tests spend much
-# of their time starting up and waiting: 160 s for the suite against 198 at
-# -j2), np4 and up run alone, and oversubscribed runs never pile up. Unlike
-# RUN_SERIAL this lets a larger -j on a bigger machine run more side by side.
+# With `ctest -j2` on the 2-core machine this means: np1 may run next to one
+# other single-process test, np2..np8 run alone, and oversubscribed runs never
+# pile up (at -j4 an np3 run beside a single-process test took 25 s instead
+# of 4: its ranks yield to each other and lose the core). Unlike RUN_SERIAL
+# this still lets a larger -j on a bigger machine run several MPI tests side
+# by side.
 # ---------------------------------------------------------------------------
 function(sparse_reduce_add_mpi_test)
     cmake_parse_arguments(PARSE_ARGV 0 ARG "COMPILED" "NAME;TIMEOUT" "SOURCES;NPROCS;LIBRARIES")

@@ -276,3 +276,93 @@ BOOST_AUTO_TEST_CASE(a_const_span_is_a_writable_output)
     ok = ok && everywhere == std::vector<double>(dim, p);
     BOOST_TEST(all_ok(ok));
 }
+
+// A dimension whose dense vector would hold over 2^63 bytes (2^61 and up for
+// double; SIZE_MAX) is refused on every rank, before anything is sent, with
+// the limit named: one-shot reduce (whole messages and windows), a plan,
+// allreduce and reduce_scatter; also where only one rank passes it (a
+// mismatch, named as one). 2^60 doubles, the limit itself, still reduce.
+BOOST_AUTO_TEST_CASE(dimensions_past_the_limit_throw_everywhere)
+{
+    auto& comm = world();
+    using wide = sr::index_value_vector<double, std::uint64_t>;
+    using any_allreduce_policy = std::variant<sr::policy::automatic, sr::policy::reduce_broadcast<>,
+                                              sr::policy::recursive_doubling, sr::policy::split_allgather>;
+    const std::size_t limit = std::size_t{1} << 60; // doubles
+    const auto two_entries = [&](std::size_t n) {   // at both ends of the index space
+        wide v;
+        v.reset(n);
+        v.push_back(1, 1.0);
+        v.push_back(n - 2, 2.0);
+        return v;
+    };
+    const std::vector<std::string> past = {"is past the limit for values of 8 bytes, " + std::to_string(limit)};
+    for (const std::size_t n : {limit + 1, std::size_t{1} << 61, std::size_t{1} << 63, SIZE_MAX}) {
+        const std::string at = "dimension " + std::to_string(n);
+        const auto in = two_entries(n);
+        for (const auto& [name, pol] : policies())
+            std::visit(
+                [&](const auto& p) {
+                    for (const auto wire : {sr::wire::adaptive, sr::wire::index_value}) {
+                        auto q = p;
+                        if constexpr (requires { q.wire; }) q.wire = wire;
+                        wide out;
+                        BOOST_TEST(inject_fault({.context = at + ", " + name + ", wire " + std::to_string(int(wire)),
+                                                 .needles = past, .agreed = true},
+                                                [&] { sr::reduce(comm, in, out, std::plus<>{}, 0, q); },
+                                                [&] { return good_reduce(q, 0); }));
+                    }
+                },
+                pol);
+        auto plan = sr::make_plan(comm, comm.size() - 1, n); // made without a value type: the call checks
+        wide out;
+        BOOST_TEST(inject_fault({.context = at + ", a plan's call", .needles = past, .agreed = true},
+                                [&] { plan.reduce(in, out, std::plus<>{}); },
+                                [&] { return good_reduce(sr::policy::automatic{}, comm.size() - 1); }));
+        for (const auto& [name, pol] :
+             {std::pair<std::string, any_allreduce_policy>{"automatic", sr::policy::automatic{}},
+              {"reduce_broadcast", sr::policy::reduce_broadcast<>{}},
+              {"recursive_doubling", sr::policy::recursive_doubling{}},
+              {"split_allgather", sr::policy::split_allgather{}}})
+            std::visit(
+                [&](const auto& p) {
+                    wide all_out;
+                    BOOST_TEST(inject_fault({.context = at + ", allreduce " + name, .needles = past, .agreed = true},
+                                            [&] { sr::allreduce(comm, in, all_out, std::plus<>{}, p); },
+                                            [&] { return good_allreduce(); }));
+                },
+                pol);
+        wide part;
+        BOOST_TEST(inject_fault({.context = at + ", reduce_scatter", .needles = past, .agreed = true},
+                                [&] { sr::reduce_scatter(comm, in, part, std::plus<>{}); },
+                                [&] { return good_reduce_scatter(); }));
+    }
+    // One rank past the limit, the others not: the mismatch, on every rank.
+    if (comm.size() > 1) {
+        const int odd = comm.size() - 1;
+        const std::size_t n = comm.rank() == odd ? std::size_t{1} << 62 : dim;
+        const auto in = two_entries(n);
+        for (const auto& [name, pol] : policies())
+            std::visit(
+                [&](const auto& p) {
+                    wide out;
+                    BOOST_TEST(inject_fault({.context = "one rank at 2^62, " + name,
+                                             .needles = {dimension_text(odd, std::size_t{1} << 62)},
+                                             .agreed = true},
+                                            [&] { sr::reduce(comm, in, out, std::plus<>{}, 0, p); },
+                                            [&] { return good_reduce(p, 0); }));
+                },
+                pol);
+    }
+    // The limit itself: whole messages with 64-bit indices, the serial sum.
+    const auto in = two_entries(limit);
+    wide out;
+    sr::reduce(comm, in, out, std::plus<>{}, 0);
+    bool ok = true;
+    if (comm.rank() == 0) {
+        const auto p = static_cast<double>(comm.size());
+        ok = sr::dimension(out) == limit && out.indices().size() == 2 && out.indices()[0] == 1 &&
+             out.indices()[1] == limit - 2 && out.values()[0] == p && out.values()[1] == 2 * p;
+    }
+    BOOST_TEST(all_ok(ok), "2^60 doubles at the limit");
+}

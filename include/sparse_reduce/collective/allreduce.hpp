@@ -65,6 +65,7 @@
 #include <mpi.h>
 
 #include "../exec/comm_state.hpp"
+#include "../mpi/communicator.hpp"
 #include "../mpi/transport.hpp"
 #include "../error.hpp"
 #include "../kernel/identity_law.hpp"
@@ -163,6 +164,9 @@ public:
         if constexpr (!detail::checked_call<In, Out, Op>()) {
             return {};
         } else {
+            detail::require_not_finalized(); // a plan holds its communicators' handles
+            // The ranks agreed on the plan's dimension: past the limit, all throw here.
+            detail::check_dimension_limit(dimension_, sizeof(value_type_of<In>));
             const double start = MPI_Wtime();
             auto&& target = detail::writable_output(std::forward<Out>(out));
             test_identity_law(in, op);

@@ -34,6 +34,7 @@
 #include "../kernel/combine.hpp"
 #include "../kernel/entry_stream.hpp"
 #include "../kernel/identity_law.hpp"
+#include "../mpi/communicator.hpp"
 #include "../mpi/dimension_agreement.hpp"
 #include "../op/associative_op.hpp"
 #include "../op/builtin.hpp"
@@ -127,6 +128,7 @@ private:
     report call(const In& in, Out&& out, const Op& op, const std::string& failure)
     {
         if constexpr (detail::checked_call<In, Out, Op>()) {
+            detail::require_not_finalized(); // a plan holds its communicators' handles
             const double start = MPI_Wtime();
             auto&& target = detail::writable_output(std::forward<Out>(out));
             report rep = reduce_checked<Whole>(in, target, op, failure);
@@ -153,6 +155,11 @@ private:
             if (policy().wire() == wire::rle) detail::fail("the rle wire format needs float or double values");
 
         const int me = rank_;
+        // A plan's ranks agreed on its dimension: past the limit, all throw
+        // here. A one-shot call's throw where they agree (agree_on_dimension,
+        // resolve), having read nothing of the input.
+        const bool within_limit = dimension_ <= detail::max_dimension(sizeof(T));
+        if (!one_shot_) detail::check_dimension_limit(dimension_, sizeof(T));
         const bool local_ok = sparse_reduce::dimension(in) == dimension_;
         std::string local_failure =
             !failed_before.empty() ? failed_before
@@ -173,7 +180,7 @@ private:
         // (select/path.hpp, full_goes_in_windows).
         bool all_full = false;
         if (one_shot_ && (whole_now || !exchanges_statistics(sizeof(T))))
-            all_full = agree_on_dimension(whole_now && local_ok && stored_entries(in) == dimension_);
+            all_full = agree_on_dimension(whole_now && local_ok && stored_entries(in) == dimension_, sizeof(T));
 
         const T id = identity<T>(op);
         // make_op's identity, on the first call with the op (a one-shot memo's:
@@ -189,7 +196,7 @@ private:
                 return reduce_windows<T>(in, out, op, full_schedule(commutative, sizeof(T)), none,
                                          std::move(local_failure));
             }
-        const bool count = policy().stats_needed(dimension_, sizeof(T), dimensions_agree_) && local_ok;
+        const bool count = policy().stats_needed(dimension_, sizeof(T), dimensions_agree_) && local_ok && within_limit;
         // Counted only on the calls that measure (resolve calls this). The
         // count, or else the window counts below, is the walk that checks an
         // RLE input: a malformed one fails there, and the call goes on into
@@ -359,7 +366,7 @@ private:
 
     // mpi/dimension_agreement.hpp's agreement on this call's dimension; full:
     // this rank's input holds every element (returned: whether every rank's does).
-    bool agree_on_dimension(bool full);
+    bool agree_on_dimension(bool full, std::size_t value_bytes);
 
     // Every rank's entry count and the largest dimension, by one allgather
     // on the private communicator.

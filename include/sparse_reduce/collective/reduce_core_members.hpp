@@ -164,6 +164,7 @@ SPARSE_REDUCE_INLINE const schedule& reduce_core::resolve(bool commutative, std:
     key.whole = whole;
     if (gathering) {
         gather_entries(static_cast<std::size_t>(local.entries), key.entries, key.dimension);
+        detail::check_dimension_limit(dimension_, value_bytes);
     } else if (measures) {
         // A one-shot call also agrees here on whether every rank could
         // read the tuning (a plan did that once, when it was made).
@@ -181,6 +182,7 @@ SPARSE_REDUCE_INLINE const schedule& reduce_core::resolve(bool commutative, std:
             detail::fail(tuning_error.empty() ? "the tuning could not be read on another rank" : tuning_error);
         if (!detail::check_agreement(sum.agreement, size_))
             detail::fail(detail::dimension_mismatch_text(private_, dimension_, root_));
+        detail::check_dimension_limit(dimension_, value_bytes);
         key.sum = sum.summary;
         key.root_dense_output = sum.agreement.root_dense_output > 0.5;
     }
@@ -201,9 +203,11 @@ SPARSE_REDUCE_INLINE const schedule& reduce_core::resolve(bool commutative, std:
     return cached->second;
 }
 
-SPARSE_REDUCE_INLINE bool reduce_core::agree_on_dimension(bool full)
+SPARSE_REDUCE_INLINE bool reduce_core::agree_on_dimension(bool full, std::size_t value_bytes)
 {
-    return detail::agree_on_dimension(private_, dimension_, root_, full);
+    const bool all_full = detail::agree_on_dimension(private_, dimension_, root_, full);
+    detail::check_dimension_limit(dimension_, value_bytes);
+    return all_full;
 }
 
 SPARSE_REDUCE_INLINE void reduce_core::gather_entries(std::size_t local, std::vector<double>& entries,

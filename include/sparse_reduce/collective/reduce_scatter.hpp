@@ -300,6 +300,8 @@ std::vector<std::size_t> reduce_scatter_checked(const boost::mpi::communicator& 
     std::vector<std::size_t> used = ranges.empty() ? block_ranges(dim, ranks)
                                                    : std::vector<std::size_t>(ranges.begin(), ranges.end());
     std::string failure = detail::check_ranges(used, dim, ranks);
+    if (failure.empty()) // (agree_or_throw below fails every rank with it)
+        if (auto why = detail::dimension_limit_violation(dim, sizeof(T)); !why.empty()) failure = "reduce_scatter: " + why;
     // The output must hold the dimension's indices (Eigen's StorageIndex may be narrower).
     if (failure.empty()) {
         using OI = typename repr_traits<std::remove_cvref_t<Out>>::index_type;

@@ -3,6 +3,7 @@
 // of it.
 //
 //   require_mpi_running()                  throws unless MPI is initialised and not finalised
+//   require_not_finalized()                throws once MPI_Finalize has run (a plan's check)
 //   require_intracommunicator(comm, who)   throws unless comm is an intracommunicator
 //   attached<S>(comm, make)                comm's S, made on first use and kept as
 //                                          an MPI attribute of comm (freed with
@@ -23,25 +24,58 @@
 
 namespace sparse_reduce::detail {
 
-// Every collective works on intracommunicators only: an intercommunicator's
-// ranks and collectives mean the remote group, so its result would be
-// meaningless. Throws sparse_reduce::error on every rank that passes one
-// (all of them, for a collective call), before anything is sent.
+[[noreturn]] inline void fail_mpi_not_running()
+{
+    fail("MPI is not initialised: create a boost::mpi::environment (or call MPI_Init) before any collective");
+}
+
+// Set by MPI_Finalize. It deletes MPI_COMM_SELF's attributes before anything
+// else (MPI 4.0, section 11.2.4), and the library keeps one there whose
+// deletion sets this. Read where no other check runs: by plans, which keep
+// their communicators' handles, and by attached's fast path, whose
+// communicator's attributes MPI_Finalize leaves alone (a duplicate never freed).
+inline std::atomic<bool> mpi_finalized{false};
+
+inline void watch_for_finalize()
+{
+    static const bool watching = [] {
+        int keyval = MPI_KEYVAL_INVALID;
+        auto finalizing = [](MPI_Comm, int, void*, void*) -> int {
+            mpi_finalized.store(true, std::memory_order_release);
+            return MPI_SUCCESS;
+        };
+        MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, finalizing, &keyval, nullptr);
+        MPI_Comm_set_attr(MPI_COMM_SELF, keyval, nullptr);
+        return true;
+    }();
+    (void)watching;
+}
+
 // Before any other MPI call: without it Open MPI aborts the process instead.
 // Run where a communicator is first seen (require_intracommunicator, and so
 // attached's slow path), not per call: Open MPI 4.1's MPI_Initialized and
 // MPI_Finalized take a mutex and run hooks, about 120 instructions together.
-// Calls after MPI_Finalize are still checked: it deletes the attributes
-// attached() keeps, which drops the per-thread cache (test/standalone/).
+// Calls after MPI_Finalize are still checked: it sets mpi_finalized, which
+// attached's fast path and every plan's call read (test/standalone/).
 inline void require_mpi_running()
 {
     int initialized = 0, finalized = 0;
     MPI_Initialized(&initialized);
     MPI_Finalized(&finalized);
-    if (!initialized || finalized)
-        fail("MPI is not initialised: create a boost::mpi::environment (or call MPI_Init) before any collective");
+    if (!initialized || finalized) fail_mpi_not_running();
+    watch_for_finalize();
 }
 
+// A plan's call, which makes no other check first: one atomic load.
+inline void require_not_finalized()
+{
+    if (mpi_finalized.load(std::memory_order_acquire)) fail_mpi_not_running();
+}
+
+// Every collective works on intracommunicators only: an intercommunicator's
+// ranks and collectives mean the remote group, so its result would be
+// meaningless. Throws sparse_reduce::error on every rank that passes one
+// (all of them, for a collective call), before anything is sent.
 inline void require_intracommunicator(MPI_Comm comm, const char* who = "sparse_reduce")
 {
     require_mpi_running();
@@ -89,7 +123,9 @@ S& attached(MPI_Comm user, Make&& make)
     };
     thread_local last_t last;
     const std::uint64_t generation = attached_generation<S>.load(std::memory_order_acquire);
-    if (user == last.comm && generation == last.generation && user != MPI_COMM_NULL) return *last.state;
+    if (user == last.comm && generation == last.generation && user != MPI_COMM_NULL &&
+        !mpi_finalized.load(std::memory_order_relaxed))
+        return *last.state;
 
     require_intracommunicator(user); // first: is MPI initialised (else Open MPI aborts)
     const int keyval = attribute_keyval<S>();

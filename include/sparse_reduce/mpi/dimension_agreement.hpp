@@ -60,6 +60,31 @@ inline std::string dimension_mismatch_text(MPI_Comm comm, std::size_t dimension,
     return text + whose + std::to_string(expected);
 }
 
+// The largest dimension a collective takes for values of value_bytes bytes:
+// a dense vector of it holds at most 2^63 bytes, so every size computed
+// from it (dimension * value_bytes plus a header, windows rounded up) fits
+// std::size_t. 2^60 for double. Checked once the ranks agree on the
+// dimension, so that every rank throws; until then a rank past it reads
+// nothing of its input.
+constexpr std::size_t max_dimension(std::size_t value_bytes)
+{
+    return (std::size_t{1} << 63) / value_bytes;
+}
+
+// What is wrong with the dimension, or "".
+inline std::string dimension_limit_violation(std::size_t dimension, std::size_t value_bytes)
+{
+    if (dimension <= max_dimension(value_bytes)) return {};
+    return "dimension " + std::to_string(dimension) + " is past the limit for values of " +
+           std::to_string(value_bytes) + " bytes, " + std::to_string(max_dimension(value_bytes)) +
+           " (a dense vector of it would hold over 2^63 bytes)";
+}
+
+inline void check_dimension_limit(std::size_t dimension, std::size_t value_bytes)
+{
+    if (auto why = dimension_limit_violation(dimension, value_bytes); !why.empty()) fail(why);
+}
+
 // Throws sparse_reduce::error on every rank, naming the ranks at fault, when
 // the ranks' dimensions differ; collective (one allreduce of 24 bytes).
 // Returns whether every rank passed full = true, which the same allreduce
