@@ -13,6 +13,7 @@
 //   row 10  an intercommunicator is refused by allreduce, reduce_scatter and the sort
 //   row 11  error texts carry the "sparse_reduce: " prefix once
 //   row 12  roots or policies differing between ranks fail on every rank under automatic
+// and plans that work on after their communicator is freed.
 // Every fault runs through inject_fault (fault_injection.hpp): which ranks
 // throw, with what text, then a good call on the same communicator checked
 // against the serial fold, so a call that left a message or a rank behind
@@ -450,4 +451,53 @@ BOOST_AUTO_TEST_CASE(reduce_with_roots_or_policies_differing_between_ranks_fails
                              .needles = {"different policies"}},
                             [&] { sr::reduce(comm, in, out, std::plus<>{}, 0, chosen_k); },
                             [] { return good_reduce(sr::policy::k_ary{}, 0); }));
+}
+
+// A plan keeps its share of the library's duplicate of the communicator: it
+// still reduces, and an allreduce plan still allreduces, after the user frees
+// the communicator it was made on, whether with MPI_Comm_free (a handle
+// attached to Boost.MPI) or by dropping Boost.MPI's last copy of a split;
+// twice each, against the serial fold on the root, on every rank for allreduce.
+BOOST_AUTO_TEST_CASE(plans_work_after_their_communicator_is_freed)
+{
+    auto& comm = world();
+    const int root = comm.size() - 1;
+    const auto in = fault_eigen_input_of(comm.rank());
+    const auto dense_in = fault_input_of(comm.rank());
+    const auto want = fault_serial_sum(comm.size());
+    const auto is_sum = [&](const Eigen::SparseVector<double>& v) {
+        bool ok = v.size() == static_cast<Eigen::Index>(fault_dim);
+        for (std::size_t i = 0; i < fault_dim && ok; ++i) ok = v.coeff(static_cast<Eigen::Index>(i)) == want[i];
+        return ok;
+    };
+    for (const bool split : {false, true}) {
+        MPI_Comm raw = MPI_COMM_NULL;
+        boost::mpi::communicator c;
+        if (split) {
+            c = comm.split(0); // Boost.MPI frees it with its last copy
+        } else {
+            MPI_Comm_dup(MPI_Comm(comm), &raw);
+            c = boost::mpi::communicator(raw, boost::mpi::comm_attach);
+        }
+        auto binomial = sr::make_plan(c, root, fault_dim, sr::policy::binomial{});
+        auto automatic = sr::make_plan(c, root, fault_dim);
+        auto two_tree = sr::make_plan(c, root, fault_dim, sr::policy::two_tree{.wire = sr::wire::dense});
+        auto all_automatic = sr::make_allreduce_plan(c, fault_dim);
+        auto all_doubling = sr::make_allreduce_plan(c, fault_dim, sr::policy::recursive_doubling{});
+        if (split) c = boost::mpi::communicator(); // the split's last copy
+        else MPI_Comm_free(&raw);
+        const std::string how = split ? "a split, dropped" : "a duplicate, MPI_Comm_free'd";
+        for (int call = 0; call < 2; ++call) {
+            Eigen::SparseVector<double> a, b, d;
+            binomial.reduce(in, a, std::plus<>{});
+            automatic.reduce(in, b, std::plus<>{});
+            two_tree.reduce(in, d, std::plus<>{});
+            BOOST_TEST(all_ok(comm.rank() != root || (is_sum(a) && is_sum(b) && is_sum(d))), how << ", reduce plans");
+            std::vector<double> x, y;
+            all_automatic.allreduce(dense_in, x, std::plus<>{});
+            all_doubling.allreduce(in, y, std::plus<>{});
+            BOOST_TEST(all_ok(x == want && y == want), how << ", allreduce plans");
+        }
+    }
+    BOOST_TEST(good_reduce(sr::policy::automatic{}, 0)); // and the world's own state is untouched
 }

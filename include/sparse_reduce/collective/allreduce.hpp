@@ -120,18 +120,20 @@ public:
     /// @throws sparse_reduce::error on every rank for an intercommunicator, an
     ///         invalid policy or group shape, or ranks of different dimensions
     allreduce_plan(const boost::mpi::communicator& comm, std::size_t dimension, Policy policy = {})
-        : comm_(comm), private_(checked_private_comm(comm, policy)), dimension_(dimension), policy_(policy)
+        : private_owner_(checked_private_comm(comm, policy)), private_(private_owner_->comm), size_(comm.size()),
+          rank_(comm.rank()), dimension_(dimension), policy_(policy)
     {
-        init();
+        init(comm);
     }
 
     /// For allreduce(comm, ...): a plan whose message buffers are the
     /// communicator's, shared by every one-shot call on it.
     allreduce_plan(detail::oneshot_t, const boost::mpi::communicator& comm, std::size_t dimension, Policy policy)
-        : comm_(comm), private_(checked_private_comm(comm, policy)), dimension_(dimension), policy_(policy),
+        : private_owner_(checked_private_comm(comm, policy)), private_(private_owner_->comm), size_(comm.size()),
+          rank_(comm.rank()), dimension_(dimension), policy_(policy),
           buffers_(detail::state_of(MPI_Comm(comm)).template memo<detail::oneshot_allreduce_buffers>().buffers)
     {
-        init();
+        init(comm);
     }
 
     /// grouped, split_allgather and automatic (its split-allgather): the mesh of ranks.
@@ -176,7 +178,7 @@ public:
                 r.reason = named;
             } else {
                 if constexpr (repr_traits<std::remove_cvref_t<In>>::kind == repr_kind::dense)
-                    if (comm_.size() == 1) {
+                    if (size_ == 1) {
                         r = detail::one_rank_allreduce(dimension_, in, target, op);
                         r.tuning = tuning_name();
                         r.seconds = MPI_Wtime() - start;
@@ -202,7 +204,7 @@ private:
     void test_identity_law(const In& in, const Op& op)
     {
         if (const auto broken = detail::identity_law_once(buffers_->identity_tested, op, identity<value_type_of<In>>(op), in))
-            detail::throw_if_any_failed(private_, broken->empty() ? *broken : "rank " + std::to_string(comm_.rank()) + ": " + *broken,
+            detail::throw_if_any_failed(private_, broken->empty() ? *broken : "rank " + std::to_string(rank_) + ": " + *broken,
                                         "allreduce failed on");
     }
 
@@ -216,21 +218,21 @@ private:
     }
 
     // What both constructors do, collectively.
-    void init()
+    void init(const boost::mpi::communicator& comm)
     {
         // The ranks agree on the dimension once; a call's vector is then
         // checked against the plan's locally.
         detail::agree_on_dimension(private_, dimension_, detail::most_common_dimension);
         if constexpr (has_reduce) {
-            if constexpr (is_automatic) reduce_.emplace(comm_, 0, dimension_, detail::runtime_policy(policy_), true);
-            else reduce_.emplace(comm_, 0, dimension_, detail::runtime_policy(policy_.tree), true);
+            if constexpr (is_automatic) reduce_.emplace(comm, 0, dimension_, detail::runtime_policy(policy_), true);
+            else reduce_.emplace(comm, 0, dimension_, detail::runtime_policy(policy_.tree), true);
         }
         if constexpr (std::same_as<Policy, policy::split_allgather> || is_automatic) {
-            groups_.mesh = {1, comm_.size(), false};
+            groups_.mesh = {1, size_, false};
             groups_.layout = std::make_shared<detail::group_layout>(detail::whole_group_layout(private_, dimension_));
         }
         if constexpr (std::same_as<Policy, policy::grouped>) {
-            groups_.mesh = detail::mesh_of(MPI_Comm(comm_), policy_.mesh_rows, policy_.mesh_cols);
+            groups_.mesh = detail::mesh_of(MPI_Comm(comm), policy_.mesh_rows, policy_.mesh_cols);
             if (policy_.group_rows || policy_.group_cols) {
                 const group_shape g{policy_.group_rows, policy_.group_cols};
                 if (const auto why = check_group_shape(g, groups_.mesh); !why.empty()) detail::fail(why);
@@ -242,12 +244,13 @@ private:
 
     // Before anything is sent, on every rank alike: an intracommunicator, a
     // valid policy (segment sizes, finite cost models); then the library's
-    // private duplicate of comm.
-    static MPI_Comm checked_private_comm(const boost::mpi::communicator& comm, const Policy& policy)
+    // private duplicate of comm, a share of which the plan keeps.
+    static std::shared_ptr<detail::private_duplicate> checked_private_comm(const boost::mpi::communicator& comm,
+                                                                           const Policy& policy)
     {
         detail::require_intracommunicator(MPI_Comm(comm), "allreduce");
         if constexpr (requires { validate(policy); }) validate(policy);
-        return detail::private_comm(MPI_Comm(comm));
+        return detail::private_comm_owner(MPI_Comm(comm));
     }
 
     // automatic: the least estimate by the model, from the mean entry count
@@ -267,11 +270,11 @@ private:
         const double sum =
             detail::mean_entries(private_, in, identity<T>(op), false, nullptr, groups_.layout->ranges, &counted_,
                                  static_cast<std::size_t>(groups_.layout->member)) *
-            comm_.size();
+            size_;
         const tuning& t = policy_.tuned ? *policy_.tuned : current_tuning(policy_.tuning_file);
         const std::size_t seg = policy_.segment_bytes ? policy_.segment_bytes : default_segment_bytes;
         const auto estimate = [&](bool dense_wire) {
-            return detail::estimate_allreduce(comm_.size(), sum / comm_.size(), static_cast<double>(dimension_),
+            return detail::estimate_allreduce(size_, sum / size_, static_cast<double>(dimension_),
                                               sizeof(T), static_cast<double>(seg), t.machine, dense_output,
                                               dense_wire);
         };
@@ -325,8 +328,11 @@ private:
         detail::fail("allreduce: an algorithm its plan does not run");
     }
 
-    boost::mpi::communicator comm_;
+    // The private duplicate, shared: the plan works after the user frees the
+    // communicator it was made on.
+    std::shared_ptr<detail::private_duplicate> private_owner_;
     MPI_Comm private_;
+    int size_, rank_;
     std::size_t dimension_;
     Policy policy_;
     std::optional<detail::reduce_core> reduce_; // the reduce half, for every tree policy alike

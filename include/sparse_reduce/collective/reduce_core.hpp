@@ -384,6 +384,9 @@ private:
     bool dimensions_agree_ = false;
     bool one_shot_ = false;
     std::shared_ptr<plan_memory> memory_; // a plan's own; none for one-shot calls
+    // A plan's share of private_: it works after the user frees the
+    // communicator (state_ is then gone; a plan reads it only when made).
+    std::shared_ptr<detail::private_duplicate> private_owner_;
     detail::selection_memo* memo_ = nullptr;
     detail::node_buffers* whole_ = nullptr;
     std::vector<detail::node_buffers>* pools_ = nullptr; // per tree: its node, its forward receiver, its result

@@ -61,6 +61,7 @@ SPARSE_REDUCE_INLINE reduce_core::reduce_core(const boost::mpi::communicator& co
     if (root < 0 || root >= size_)
         detail::fail("invalid root " + std::to_string(root) + " for a communicator of size " + std::to_string(size_));
     if (memory_) {
+        private_owner_ = detail::private_comm_owner(MPI_Comm(comm));
         memo_ = &memory_->memo;
         whole_ = &memory_->whole;
         pools_ = &memory_->pools;

@@ -12,6 +12,7 @@
 //                                          messages never mix with the user's
 //                                          (MPI_Comm_dup is paid once); an MPI
 //                                          error on it ends the job
+//   private_comm_owner(comm)               a share of it, which a plan keeps
 
 #include <atomic>
 #include <cstdint>
@@ -142,8 +143,8 @@ S& attached(MPI_Comm user, Make&& make)
     return *s;
 }
 
-// The duplicate, freed with the user's communicator (unless MPI has been
-// finalised by then).
+// The duplicate, freed with the user's communicator or the last plan made
+// on it (unless MPI has been finalised by then).
 struct private_duplicate {
     MPI_Comm comm = MPI_COMM_NULL;
 
@@ -167,17 +168,30 @@ struct private_duplicate {
 // cannot be told; returning the code, or throwing on the one rank that saw
 // it, would leave them waiting forever. The job ends instead, with MPI's
 // message naming the call and the error (test/standalone/mpi_error_is_fatal.cpp).
-inline MPI_Comm private_comm(MPI_Comm user)
+//
+// The attribute shares the duplicate: a plan keeps it too
+// (private_comm_owner), so a plan outlives the user's communicator, and the
+// duplicate is freed with the last of them.
+struct shared_duplicate {
+    std::shared_ptr<private_duplicate> owner;
+};
+
+inline const std::shared_ptr<private_duplicate>& private_comm_owner(MPI_Comm user)
 {
-    return attached<private_duplicate>(user, [user] {
-               auto d = std::make_unique<private_duplicate>();
+    return attached<shared_duplicate>(user, [user] {
+               auto d = std::make_shared<private_duplicate>();
                MPI_Comm dup = MPI_COMM_NULL;
                if (MPI_Comm_dup(user, &dup) != MPI_SUCCESS) fail("MPI_Comm_dup failed");
                d->comm = dup;
                MPI_Comm_set_errhandler(dup, MPI_ERRORS_ARE_FATAL);
-               return d;
+               return std::make_unique<shared_duplicate>(shared_duplicate{std::move(d)});
            })
-        .comm;
+        .owner;
+}
+
+inline MPI_Comm private_comm(MPI_Comm user)
+{
+    return private_comm_owner(user)->comm;
 }
 
 } // namespace sparse_reduce::detail
