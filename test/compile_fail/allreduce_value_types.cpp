@@ -1,4 +1,4 @@
-// Must NOT compile: in holds double, out float (issue 17). The CTest entry
+// Must NOT compile: in holds double, out float. The CTest entry
 // compile_fail.allreduce_value_types passes only when the compiler prints
 // the message about the two value types.
 

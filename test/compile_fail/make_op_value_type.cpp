@@ -1,5 +1,5 @@
-// Must NOT compile: an op made with an int identity used on double data
-// (issue 14, row 9). The CTest entry compile_fail.make_op_value_type builds
+// Must NOT compile: an op made with an int identity used on double data.
+// The CTest entry compile_fail.make_op_value_type builds
 // this file and passes only when the compiler prints make_op's static_assert.
 
 #include <sparse_reduce/sparse_reduce.hpp>

@@ -1,4 +1,4 @@
-// Must NOT compile: a plain lambda has no identity element (issue 17). The
+// Must NOT compile: a plain lambda has no identity element. The
 // CTest entry compile_fail.reduce_no_identity passes only when the compiler
 // prints the message that names make_op.
 

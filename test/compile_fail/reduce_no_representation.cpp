@@ -1,5 +1,5 @@
 // Must NOT compile: an Eigen::SparseVector with only collective/reduce.hpp
-// included, so no representation for it (issue 17). The CTest entry
+// included, so no representation for it. The CTest entry
 // compile_fail.reduce_no_representation passes only when the compiler prints
 // the message naming <sparse_reduce/repr/eigen.hpp>.
 

@@ -1,5 +1,5 @@
 #pragma once
-// Fault injection for the MPI tests (issue 14): run a collective with a fault
+// Fault injection for the MPI tests: run a collective with a fault
 // on one rank, check which ranks throw sparse_reduce::error and with what
 // text, then run a correct collective on the same communicator and check it
 // against a serial fold, so a call that left a message queued or a rank

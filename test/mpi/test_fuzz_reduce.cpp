@@ -1,4 +1,4 @@
-// The fuzzer driving a whole collective (issue 14): a seeded random loop of
+// The fuzzer driving a whole collective: a seeded random loop of
 // reduce calls at P = 2 in which one rank's input is corrupted at random:
 // rle_vector words with flipped bits, dropped or appended words, or another
 // dimension; Eigen (index/value) vectors with flipped index bits, swapped

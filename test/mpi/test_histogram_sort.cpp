@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-// Allocation failure on one rank (issue 14): while fail_from is non-zero,
+// Allocation failure on one rank: while fail_from is non-zero,
 // this process's operator new throws std::bad_alloc for any request of at
 // least that many bytes.
 #include "../support/replace_new.hpp"
@@ -389,7 +389,7 @@ BOOST_AUTO_TEST_CASE(bounded_rounds_fall_back)
     if (comm.size() > 1) BOOST_TEST(!t.converged); // one round cannot hit exact targets here
 }
 
-// Issue 14: a comparator that throws on one rank, in any phase of the sort
+// A comparator that throws on one rank, in any phase of the sort
 // (the local sort, find_splitters' check and searches, move_data's cut, the
 // final merge), makes every rank throw sparse_reduce::error with its text,
 // and a correct sort on the same communicator works afterwards.
@@ -433,7 +433,7 @@ struct failing_allocations {
 };
 } // namespace
 
-// Issue 14: a rank that cannot allocate its receive buffer in rebalance or
+// A rank that cannot allocate its receive buffer in rebalance or
 // move_data makes every rank throw sparse_reduce::error naming it before any
 // item moves (before the fix it threw std::bad_alloc alone and its peers
 // waited for its messages forever), and a correct sort works afterwards.

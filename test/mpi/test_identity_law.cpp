@@ -1,4 +1,4 @@
-// Issue 14 row 6: "a present value folded with an absent one is that value,
+// The identity law: "a present value folded with an absent one is that value,
 // bit for bit, on every path, for every output type". NaN payloads, -0.0 and
 // signalling NaNs held by one non-root rank (every other rank absent there)
 // under +, min and max must reach the output unchanged, whatever the policy,

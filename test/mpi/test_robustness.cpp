@@ -1,4 +1,4 @@
-// Issue 14's robustness rows, each on 1 to 5 and 8 ranks, through the public
+// The robustness rows, each on 1 to 5 and 8 ranks, through the public
 // API and against a plain serial fold where a result is expected:
 //   row 1   a bad Eigen input (index negative, out of range or out of order)
 //           or a malformed rle_vector on one rank, whole-message and windowed:

@@ -1,5 +1,5 @@
-// An MPI error on the library's private communicator ends the job (issue 14
-// row 4), whatever error handler the user's communicator has:
+// An MPI error on the library's private communicator ends the job,
+// whatever error handler the user's communicator has:
 // boost::mpi::environment sets MPI_ERRORS_RETURN, which the duplicate would
 // inherit, and an unchecked return code would let the collective go on with a
 // message missing. Run at 2 ranks.

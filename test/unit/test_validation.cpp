@@ -1,4 +1,4 @@
-// Issue 14's checks that need no MPI: validate(policy) and its cost models
+// The robustness checks that need no MPI: validate(policy) and its cost models
 // (rows 4 and 5), optimal_binary_tree refusing a non-finite model instead of
 // searching forever (row 5), error texts with one prefix (row 11), make_op's
 // value type (row 9; the compile error itself is compile_fail.make_op_value_type),

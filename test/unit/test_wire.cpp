@@ -111,7 +111,7 @@ void check_formats(std::size_t len, double density, const Op& op, std::mt19937_6
 // Dense data with stretches of identities of random lengths, and values
 // that look like RLE markers (negative NaNs with a payload), which need an
 // escape word: the dense-source encoder's branch-free counts must come out
-// as the entry stream's, in every format (issue 15's one-pass leaf).
+// as the entry stream's, in every format (the leaf's one pass).
 template <class T>
 std::vector<T> stretches_and_markers(std::mt19937_64& rng, std::size_t len, double identity_share, bool markers)
 {
