@@ -64,9 +64,6 @@ set(SPARSE_REDUCE_MPI_TEST_ENVIRONMENT
     "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"
     "OMPI_MCA_rmaps_base_oversubscribe=1")
 
-set(SPARSE_REDUCE_TEST_RELEASE_OPTIMIZATION "-O1" CACHE STRING
-    "Optimisation of the test executables in a Release build (benchmarks, examples and the compiled mode keep -O3)")
-
 # Shared compile/link setup of a Boost.Test executable; _SR_COMPILED set:
 # in the compiled mode.
 function(_sparse_reduce_test_executable name)
@@ -80,11 +77,12 @@ function(_sparse_reduce_test_executable name)
     # them in two thirds of the time. The code as users optimise it is
     # checked too: the compiled mode's library (-O3) under compiled_mode, and
     # the benchmarks' smoke runs, which compare every result with MPI's.
-    target_compile_options(${name} PRIVATE $<$<CONFIG:Release>:${SPARSE_REDUCE_TEST_RELEASE_OPTIMIZATION}>)
+    # (SPARSE_REDUCE_TEST_RELEASE_OPTIMIZATION, CMakeLists.txt).
+    target_compile_options(${name} PRIVATE ${_sparse_reduce_test_optimization})
     if(_SR_COMPILED)
         target_link_libraries(${name} PRIVATE SparseReduce::compiled)
     else()
-        sparse_reduce_use_pch(${name}) # the precompiled umbrella header (CMakeLists.txt)
+        sparse_reduce_use_pch(TESTS ${name}) # the precompiled umbrella header (CMakeLists.txt)
     endif()
 endfunction()
 
