@@ -22,6 +22,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <vector>
 
 namespace sparse_reduce_test {
 
@@ -68,6 +69,17 @@ inline bool all_ok(bool local_ok)
 {
     const int mine = local_ok ? 1 : 0;
     return boost::mpi::all_reduce(world(), mine, boost::mpi::minimum<int>()) == 1;
+}
+
+// The roots a rooted collective is tested at: 0, the last rank and the
+// middle one, each once.
+inline std::vector<int> test_roots()
+{
+    const int p = world().size();
+    std::vector<int> r{0};
+    if (p > 1) r.push_back(p - 1);
+    if (p > 2) r.push_back(p / 2);
+    return r;
 }
 
 } // namespace sparse_reduce_test

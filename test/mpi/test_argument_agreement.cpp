@@ -33,15 +33,6 @@ namespace {
 
 constexpr std::size_t dim = 300;
 
-std::vector<int> roots()
-{
-    const int p = world().size();
-    std::vector<int> r{0};
-    if (p > 1) r.push_back(p - 1);
-    if (p > 2) r.push_back(p / 2);
-    return r;
-}
-
 using any_policy = std::variant<sr::policy::automatic, sr::policy::binomial, sr::policy::chain,
                                 sr::policy::optimal_binary, sr::policy::k_ary, sr::policy::two_tree>;
 
@@ -77,7 +68,7 @@ BOOST_AUTO_TEST_CASE(one_shot_reduce_with_another_dimension_on_one_rank_throws_e
     auto& comm = world();
     if (comm.size() < 2) return;
     for (const auto& [name, pol] : policies())
-        for (int root : roots()) {
+        for (int root : test_roots()) {
             const int odd = (root + 1) % comm.size();
             const std::size_t n = comm.rank() == odd ? dim + 1 : dim;
             const std::string ctx = name + ", root " + std::to_string(root) + ", odd rank " + std::to_string(odd);
@@ -106,7 +97,7 @@ BOOST_AUTO_TEST_CASE(plans_name_the_rank_at_fault)
     auto& comm = world();
     if (comm.size() < 2) return;
     for (const auto& [name, pol] : policies())
-        for (int root : roots()) {
+        for (int root : test_roots()) {
             const int odd = (root + 1) % comm.size();
             const std::string ctx = name + ", root " + std::to_string(root) + ", odd rank " + std::to_string(odd);
             std::visit(
@@ -162,7 +153,7 @@ BOOST_AUTO_TEST_CASE(an_identity_that_is_not_one_is_caught)
 {
     auto& comm = world();
     const int p = comm.size();
-    for (int root : roots()) {
+    for (int root : test_roots()) {
         const int odd = (root + 1) % p; // holds -7; the others hold 2
         const double mine = comm.rank() == odd ? -7.0 : 2.0;
         const auto in = eigen_of(dim, mine);
@@ -208,7 +199,7 @@ BOOST_AUTO_TEST_CASE(right_identities_and_built_in_operations_pass_on_negative_d
     double want_max = -1.0, want_sum = 0, want_min = -static_cast<double>(p);
     for (int r = 0; r < p; ++r) want_sum += -1.0 - r;
     bool ok = true;
-    for (int root : roots()) {
+    for (int root : test_roots()) {
         Eigen::SparseVector<double> out;
         sr::reduce(comm, in, out, lowest, root);
         if (comm.rank() == root) ok = ok && out.nonZeros() == 1 && out.coeff(3) == want_max;
@@ -268,7 +259,7 @@ BOOST_AUTO_TEST_CASE(a_const_span_is_a_writable_output)
     std::vector<double> reduced(dim, -1.0), everywhere(dim, -1.0);
     const std::span<double> to_root(reduced), to_all(everywhere);
     bool ok = true;
-    for (int root : roots()) {
+    for (int root : test_roots()) {
         sr::reduce(comm, std::span<const double>(in), to_root, std::plus<>{}, root);
         if (comm.rank() == root) ok = ok && reduced == std::vector<double>(dim, p);
     }

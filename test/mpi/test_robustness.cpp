@@ -13,7 +13,9 @@
 //   row 10  an intercommunicator is refused by allreduce, reduce_scatter and the sort
 //   row 11  error texts carry the "sparse_reduce: " prefix once
 //   row 12  roots or policies differing between ranks fail on every rank under automatic
-// and plans that work on after their communicator is freed.
+// and plans that work on after their communicator is freed; allocation
+// failures inside the failure protocol: a root that cannot stage its output
+// (reduce), an allreduce whose rank 0 cannot allocate.
 // Every fault runs through inject_fault (fault_injection.hpp): which ranks
 // throw, with what text, then a good call on the same communicator checked
 // against the serial fold, so a call that left a message or a rank behind
@@ -24,6 +26,10 @@
 
 #include "fault_injection.hpp"
 #include "../support/reference.hpp"
+// Allocation failure on one rank: while fail_from is non-zero, this
+// process's operator new throws std::bad_alloc for any request of at least
+// that many bytes.
+#include "../support/replace_new.hpp"
 
 #include <sparse_reduce/collective/allreduce.hpp>
 #include <sparse_reduce/collective/reduce.hpp>
@@ -42,6 +48,15 @@
 #include <string>
 #include <variant>
 #include <vector>
+
+namespace {
+std::size_t fail_from = 0;
+}
+
+bool sparse_reduce_test::allocation_hook(std::size_t bytes)
+{
+    return fail_from == 0 || bytes < fail_from;
+}
 
 namespace sr = sparse_reduce;
 using namespace sparse_reduce_test;
@@ -500,4 +515,87 @@ BOOST_AUTO_TEST_CASE(plans_work_after_their_communicator_is_freed)
         }
     }
     BOOST_TEST(good_reduce(sr::policy::automatic{}, 0)); // and the world's own state is untouched
+}
+
+// Allocations of `bytes` or more fail on this rank while it lives.
+struct failing_allocations {
+    explicit failing_allocations(std::size_t bytes) { fail_from = bytes; }
+    ~failing_allocations() { fail_from = 0; }
+    failing_allocations(const failing_allocations&) = delete;
+    failing_allocations& operator=(const failing_allocations&) = delete;
+};
+
+// Two entries per rank in 2^32 elements (8-byte indices): a sparse call
+// whose window tables are the only allocations of 1 MiB or more.
+using wide_vector = sr::index_value_vector<double, std::uint64_t>;
+constexpr std::size_t wide_dim = std::size_t{1} << 32;
+constexpr std::size_t table_bytes = std::size_t{1} << 20;
+wide_vector two_entries(int rank)
+{
+    const auto r = static_cast<std::uint64_t>(rank);
+    return wide_vector(wide_dim, std::vector<std::uint64_t>{r, wide_dim - 1 - r}, std::vector<double>{1.0, 2.0});
+}
+
+// A root that cannot allocate the staging of its output (a word per
+// window; every request of 1 MiB or more fails there) fails the call inside
+// the protocol: only the root throws, naming what it could not allocate,
+// and its children's messages are drained, so the next reduces on the
+// communicator are right. Before, it threw std::bad_alloc alone and the
+// next call read the stale message. Two trees stage their windows (one
+// writes into the output); the index/value wire takes the windowed path.
+BOOST_AUTO_TEST_CASE(a_root_that_cannot_stage_its_output_fails_then_the_next_reduce_works)
+{
+    auto& comm = world();
+    const int P = comm.size();
+    if (P < 2) return; // one rank: no tree, nothing staged
+    const sr::policy::two_tree windowed{.wire = sr::wire::index_value};
+    for (int root : {0, P - 1}) {
+        const auto in = two_entries(comm.rank());
+        wide_vector out;
+        BOOST_TEST(inject_fault({.context = "root " + std::to_string(root) + " cannot stage",
+                                 .who = reduce_throwers(root, root),
+                                 .needles = {"rank " + std::to_string(root), "cannot stage the root's output"}},
+                                [&] {
+                                    failing_allocations guard(comm.rank() == root ? table_bytes : 0);
+                                    sr::reduce(comm, in, out, std::plus<>{}, root, windowed);
+                                },
+                                [&] { return good_reduce(windowed, root) && good_reduce(windowed, root); }));
+    }
+}
+
+// An allreduce where only rank 0 cannot allocate (every request of 1 MiB or
+// more fails there: the broadcast's table of windows, the reduce's staging)
+// throws on every rank and leaves nothing queued: the same allreduce then
+// works. Before, rank 0 threw std::bad_alloc from the broadcast's
+// constructor after telling the others the reduce had succeeded, and they
+// waited for its blocks forever.
+BOOST_AUTO_TEST_CASE(an_allreduce_whose_root_cannot_allocate_fails_everywhere)
+{
+    auto& comm = world();
+    const int P = comm.size();
+    if (P < 2) return; // one rank: no broadcast
+    using any_broadcast = std::variant<sr::policy::reduce_broadcast<sr::policy::binomial>,
+                                       sr::policy::reduce_broadcast<sr::policy::two_tree>, sr::policy::reduce_broadcast<>>;
+    for (const auto& [name, pol] : {std::pair<const char*, any_broadcast>{"binomial", sr::policy::reduce_broadcast<sr::policy::binomial>{}},
+                                    {"two_tree", sr::policy::reduce_broadcast<sr::policy::two_tree>{}},
+                                    {"automatic", sr::policy::reduce_broadcast<>{}}}) {
+        const auto in = two_entries(comm.rank());
+        wide_vector out;
+        const auto same_allreduce_works = [&, &pol = pol] {
+            const auto dense = fault_eigen_input_of(comm.rank());
+            Eigen::SparseVector<double> got;
+            std::visit([&](const auto& p) { sr::allreduce(comm, dense, got, std::plus<>{}, p); }, pol);
+            const auto want = fault_serial_sum(P);
+            bool ok = got.size() == static_cast<Eigen::Index>(fault_dim);
+            for (std::size_t i = 0; i < fault_dim; ++i) ok = ok && got.coeff(static_cast<Eigen::Index>(i)) == want[i];
+            return ok;
+        };
+        BOOST_TEST(inject_fault({.context = std::string("reduce_broadcast, ") + name + ", rank 0 cannot allocate",
+                                 .needles = {"rank 0"}, .agreed = true},
+                                [&, &pol = pol] {
+                                    failing_allocations guard(comm.rank() == 0 ? table_bytes : 0);
+                                    std::visit([&](const auto& p) { sr::allreduce(comm, in, out, std::plus<>{}, p); }, pol);
+                                },
+                                same_allreduce_works));
+    }
 }

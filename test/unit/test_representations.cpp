@@ -29,6 +29,34 @@ BOOST_AUTO_TEST_CASE(index_value_vector_basics)
     BOOST_TEST((sr::to_index_value(dense) == v));
 }
 
+// bools are kept as an array of bools (std::vector<bool> packs bits): the
+// values are contiguous, grow, shrink, copy and fold like any other type's.
+BOOST_AUTO_TEST_CASE(index_value_vector_of_bools)
+{
+    sr::index_value_vector<bool> v(1000);
+    for (std::uint32_t i = 0; i < 1000; i += 3) v.push_back(i, i % 2 == 0); // grows past its capacity often
+    BOOST_TEST(v.nnz() == 334u);
+    const std::span<const bool> values = v.values();
+    for (std::size_t k = 0; k < values.size(); ++k) BOOST_TEST(values[k] == (3 * k) % 2 == 0);
+    const auto copy = v;
+    BOOST_TEST((copy == v));
+    v.resize_nnz(2);
+    BOOST_TEST(v.nnz() == 2u);
+    BOOST_TEST(copy.nnz() == 334u);
+    // duplicates folded with or; an entry equal to the identity (false) dropped
+    const std::vector<std::uint32_t> idx{4, 1, 4, 2};
+    const std::array<bool, 4> val{false, true, true, false};
+    const auto folded = sr::index_value_vector<bool>::from_unsorted(10, std::span<const std::uint32_t>(idx),
+                                                                    std::span<const bool>(val), sr::max{});
+    BOOST_TEST(folded.nnz() == 2u);
+    BOOST_TEST(folded.indices()[0] == 1u);
+    BOOST_TEST(folded.indices()[1] == 4u);
+    BOOST_TEST((folded.values()[0] && folded.values()[1]));
+    const std::vector<bool> dense{false, true, false, false, true, false, false, false, false, false};
+    const auto as_dense = sr::to_dense(folded, sr::max{});
+    BOOST_TEST((std::vector<bool>(as_dense.begin(), as_dense.end()) == dense));
+}
+
 BOOST_AUTO_TEST_CASE(index_value_vector_rejects_bad_input)
 {
     sr::index_value_vector<double> v(4);

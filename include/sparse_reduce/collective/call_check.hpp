@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <span>
 #include <type_traits>
+#include <vector>
 
 #include "../detail/exhaustive.hpp"
 #include "../op/associative_op.hpp"
@@ -49,11 +50,22 @@ enum class value_rule {
 // True when (in, out, op) is a valid call; otherwise a static_assert names
 // the first problem and the caller compiles nothing more. Out must be a
 // sparse (index/value) vector where index_value_out is set.
+template <class V>
+inline constexpr bool is_packed_bools = false;
+template <class A>
+inline constexpr bool is_packed_bools<std::vector<bool, A>> = true;
+
 template <class In, class Out, class Op, value_rule Rule = value_rule::wire, bool index_value_out = false>
 constexpr bool checked_call()
 {
+    constexpr bool packed_bools =
+        is_packed_bools<std::remove_cvref_t<In>> || is_packed_bools<std::remove_cvref_t<Out>>;
     constexpr bool has_representation = representation<In> && representation<Out>;
-    if constexpr (!has_representation) {
+    if constexpr (packed_bools) {
+        static_assert(!packed_bools, "std::vector<bool> packs its bools into bits: pass bools in a std::array<bool, N>, "
+                                     "a std::span<bool>, an Eigen vector or an index_value_vector<bool>");
+        return false;
+    } else if constexpr (!has_representation) {
         static_assert(has_representation,
                       "no representation for this type: include <sparse_reduce/repr/eigen.hpp> or the umbrella "
                       "header <sparse_reduce/sparse_reduce.hpp>");

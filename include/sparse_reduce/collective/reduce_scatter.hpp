@@ -135,7 +135,7 @@ inline void agree_or_throw(MPI_Comm comm, std::size_t dimension, std::uint64_t r
 template <class I, class T>
 struct slices {
     std::vector<I> offset;
-    std::vector<T> value;
+    value_vector<T> value;
     std::vector<std::size_t> cut;
 };
 
@@ -164,10 +164,10 @@ slices<I, T> cut_by_range(const In& in, std::span<const std::size_t> ranges, con
 // with the index/value merge kernel; returns the result's entry count, left
 // at the front of idx / val.
 template <class I, class T, class Op>
-std::size_t fold_runs(std::vector<I>& idx, std::vector<T>& val, std::vector<std::size_t> runs, const Op& op, const T& id)
+std::size_t fold_runs(std::vector<I>& idx, value_vector<T>& val, std::vector<std::size_t> runs, const Op& op, const T& id)
 {
     std::vector<I> idx2(idx.size());
-    std::vector<T> val2(val.size());
+    value_vector<T> val2(val.size());
     while (runs.size() > 2) {
         std::vector<std::size_t> next{0};
         std::size_t w = 0;
@@ -209,7 +209,7 @@ void scatter_with(MPI_Comm pc, std::size_t dim, Out& out, const Op& op, std::spa
     std::vector<std::size_t> runs(P + 1, 0);
     for (std::size_t r = 0; r < P; ++r) runs[r + 1] = runs[r] + static_cast<std::size_t>(recv[r]);
     std::vector<I> idx(runs[P]);
-    std::vector<T> val(runs[P]);
+    value_vector<T> val(runs[P]);
     std::vector<MPI_Request> reqs;
     for (std::size_t r = 0; r < P; ++r)
         if (recv[r] && r != self) {

@@ -1,10 +1,17 @@
 #pragma once
 // std::vector whose resize() leaves new elements default-initialised: kernels
 // size an output to its worst case and write it once, with no zero-fill pass.
+// value_vector<T>: the vector of values the library's buffers hold. Both are
+// a contiguous array of bools for bool (bool_vector), where std::vector packs
+// bits and has no data().
 
+#include <algorithm>
+#include <cstddef>
+#include <iterator>
 #include <memory>
 #include <new>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace sparse_reduce::detail {
@@ -28,7 +35,101 @@ struct default_init_allocator : Base {
     }
 };
 
+// The part of std::vector's interface the library uses, over bool[].
+class bool_vector {
+public:
+    using value_type = bool;
+    using size_type = std::size_t;
+    using iterator = bool*;
+    using const_iterator = const bool*;
+
+    bool_vector() = default;
+    explicit bool_vector(std::size_t n, bool v = false) { assign(n, v); }
+    template <std::input_iterator It>
+    bool_vector(It first, It last) { assign(first, last); }
+    bool_vector(const bool_vector& o) { assign(o.begin(), o.end()); }
+    bool_vector(bool_vector&& o) noexcept { swap(o); }
+    bool_vector& operator=(bool_vector o) noexcept
+    {
+        swap(o);
+        return *this;
+    }
+
+    std::size_t size() const noexcept { return size_; }
+    std::size_t capacity() const noexcept { return capacity_; }
+    bool empty() const noexcept { return size_ == 0; }
+    bool* data() noexcept { return data_.get(); }
+    const bool* data() const noexcept { return data_.get(); }
+    bool* begin() noexcept { return data(); }
+    bool* end() noexcept { return data() + size_; }
+    const bool* begin() const noexcept { return data(); }
+    const bool* end() const noexcept { return data() + size_; }
+    bool& operator[](std::size_t i) noexcept { return data_[i]; }
+    const bool& operator[](std::size_t i) const noexcept { return data_[i]; }
+    bool& back() noexcept { return data_[size_ - 1]; }
+
+    void reserve(std::size_t n)
+    {
+        if (n <= capacity_) return;
+        std::unique_ptr<bool[]> grown(new bool[n]);
+        std::copy(begin(), end(), grown.get());
+        data_ = std::move(grown);
+        capacity_ = n;
+    }
+    void resize(std::size_t n) // new elements uninitialised, as uninit_vector's
+    {
+        reserve(n);
+        size_ = n;
+    }
+    void resize(std::size_t n, bool v)
+    {
+        reserve(n);
+        if (n > size_) std::fill(end(), begin() + n, v);
+        size_ = n;
+    }
+    void assign(std::size_t n, bool v)
+    {
+        size_ = 0;
+        resize(n, v);
+    }
+    template <std::input_iterator It>
+    void assign(It first, It last)
+    {
+        clear();
+        for (; first != last; ++first) push_back(static_cast<bool>(*first));
+    }
+    void push_back(bool v)
+    {
+        if (size_ == capacity_) reserve(std::max<std::size_t>(8, 2 * capacity_));
+        data_[size_++] = v;
+    }
+    template <std::forward_iterator It>
+    bool* insert(const bool* pos, It first, It last)
+    {
+        const auto at = static_cast<std::size_t>(pos - data());
+        const auto n = static_cast<std::size_t>(std::distance(first, last));
+        reserve(std::max(size_ + n, 2 * capacity_));
+        std::copy_backward(begin() + at, end(), end() + n);
+        std::copy(first, last, begin() + at);
+        size_ += n;
+        return begin() + at;
+    }
+    void clear() noexcept { size_ = 0; }
+    void swap(bool_vector& o) noexcept
+    {
+        std::swap(data_, o.data_);
+        std::swap(size_, o.size_);
+        std::swap(capacity_, o.capacity_);
+    }
+
+private:
+    std::unique_ptr<bool[]> data_;
+    std::size_t size_ = 0, capacity_ = 0;
+};
+
 template <class T>
-using uninit_vector = std::vector<T, default_init_allocator<T>>;
+using uninit_vector = std::conditional_t<std::is_same_v<T, bool>, bool_vector, std::vector<T, default_init_allocator<T>>>;
+template <class T>
+using value_vector = std::conditional_t<std::is_same_v<T, bool>, bool_vector, std::vector<T>>;
 
 } // namespace sparse_reduce::detail

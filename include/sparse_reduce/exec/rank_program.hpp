@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "../error.hpp"
 #include "../kernel/combine.hpp"
 #include "../tree/tree.hpp"
 #include "../mpi/tags.hpp"
@@ -98,11 +99,22 @@ public:
         const std::size_t n = trees.size();
         if (pools.size() < pools_per_tree * n) pools.resize(pools_per_tree * n);
         bindings_.reserve(2 * n); // per tree its node, perhaps a forward receiver
+        // Staging takes a word per window: a root that cannot allocate it
+        // fails inside the protocol (its nodes start failed, drain their
+        // children and tell the ranks that must know), not with a bare
+        // std::bad_alloc that leaves the children's messages queued.
+        std::string failure = local_failure;
         for (std::size_t k = 0; k < n; ++k) {
             if (n == 1 && out.in_caller) {
                 results_[k] = out;
-            } else if (trees[k].destination == me) { // (elsewhere no output is written)
-                results_[k] = staged_output<T>(pools[pools_per_tree * k + result_pool], cfg.windows() / n + 1);
+            } else if (trees[k].destination == me && failure.empty()) { // (elsewhere no output is written)
+                try {
+                    results_[k] = staged_output<T>(pools[pools_per_tree * k + result_pool], cfg.windows() / n + 1);
+                } catch (...) {
+                    results_[k] = {};
+                    failure = "cannot stage the root's output (" + std::to_string(cfg.windows()) +
+                              " windows): " + unprefixed(current_exception_text());
+                }
                 results_[k].dense = out.dense;
             }
         }
@@ -116,12 +128,13 @@ public:
             node_shape shape{me, view.children, view.self_position, view.parent >= 0 || view.forwards};
             auto& node = tree_nodes_[k].emplace(shape, c, op, &owns_[k], shape.sends ? nullptr : &results_[k],
                                                 pools[pools_per_tree * k + node_pool], mem);
-            if (!local_failure.empty()) node.fail_locally(local_failure);
+            if (!failure.empty()) node.fail_locally(failure);
             bindings_.push_back({&node, view.forwards ? t.destination : view.parent, view.forwards ? forward : stream, stream});
             if (view.receives_forward) {
                 tops_[k] = t.top;
                 auto& fwd = forward_nodes_[k].emplace(node_shape{me, {&tops_[k], 1}, -1, false}, c, op, nullptr,
                                                       &results_[k], pools[pools_per_tree * k + forward_pool], mem);
+                if (!failure.empty()) fwd.fail_locally(failure); // (nothing staged to write into)
                 bindings_.push_back({&fwd, -1, -1, forward});
             }
         }

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <type_traits>
 #include <vector>
 
 #include "../op/associative_op.hpp"
@@ -56,9 +57,15 @@ void convert_into(Out&& out, const In& in, const Op& op = {})
 template <representation In, class Op = std::plus<>>
 std::vector<value_type_of<In>> to_dense(const In& in, const Op& op = {})
 {
-    std::vector<value_type_of<In>> out;
-    convert_into(out, in, op);
-    return out;
+    if constexpr (std::is_same_v<value_type_of<In>, bool>) { // std::vector<bool> is no representation
+        detail::bool_vector out;
+        convert_into(out, in, op);
+        return std::vector<bool>(out.begin(), out.end());
+    } else {
+        std::vector<value_type_of<In>> out;
+        convert_into(out, in, op);
+        return out;
+    }
 }
 
 /// in as an index_value_vector<T, Index>, without op's identity elements.

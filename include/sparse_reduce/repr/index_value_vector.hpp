@@ -54,6 +54,13 @@ public:
     {
         validate();
     }
+    /// The same from the library's buffer of bools (detail::value_vector<bool>).
+    index_value_vector(std::size_t dimension, const std::vector<Index>& indices, const detail::bool_vector& values)
+        requires std::same_as<T, bool>
+        : dim_(checked_dimension(dimension)), idx_(indices.begin(), indices.end()), val_(values.begin(), values.end())
+    {
+        validate();
+    }
 
     /// From entries in any order, duplicates allowed: sorts by index (stable)
     /// and folds duplicates left to right with op; results equal to op's

@@ -55,6 +55,24 @@ struct repr_traits<std::vector<T, A>> {
     }
 };
 
+/// The library's contiguous buffer of bools (detail/uninit_vector.hpp): dense.
+template <>
+struct repr_traits<detail::bool_vector> {
+    static constexpr repr_kind kind = repr_kind::dense;
+    using value_type = bool;
+    static std::span<const bool> read(const detail::bool_vector& v) noexcept { return v; }
+    static std::span<bool> output(detail::bool_vector& v, std::size_t n)
+    {
+        v.resize(n, false);
+        return v;
+    }
+};
+
+/// std::vector<bool> packs bits (no data()): not a representation; bools go
+/// in a std::array<bool, N>, a span of bools or an index_value_vector<bool>.
+template <class A>
+struct repr_traits<std::vector<bool, A>>;
+
 /// std::span: dense; as an output it must already have the result's size
 /// (else sparse_reduce::error).
 template <class T, std::size_t E>

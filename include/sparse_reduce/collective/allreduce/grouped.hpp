@@ -217,7 +217,7 @@ report grouped_allreduce(MPI_Comm pc, std::size_t dimension, const Policy& polic
         grouped_range(g, dimension, in, op, policy.wire, window, rep, st, buffers, place, entries, counted);
     // broadcasting
     std::vector<std::uint64_t> idx;
-    std::vector<T> val;
+    value_vector<T> val;
     if (g.shape.size() > 1)
         allgather_ranges(g.group_pc, acc, g.ranges, window, id, policy.wire, dense, dense_out,
                          acc.is_dense && place && acc.external == place, entries, idx, val, rep, st, buffers);

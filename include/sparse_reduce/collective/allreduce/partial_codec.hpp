@@ -39,7 +39,7 @@ inline std::span<const std::byte> bytes_of(const wire_buffer& b, std::size_t fir
 template <class T>
 struct partial {
     bool is_dense = false;
-    std::vector<T> dense;
+    value_vector<T> dense;
     index_value_vector<T, std::uint64_t> sparse;
     T* external = nullptr;
     std::size_t external_size = 0;
@@ -137,7 +137,7 @@ std::size_t append_block(const partial<T>& p, const T* dense, std::size_t lo, st
 // Appends one decoded block (window at lo) to an index/value accumulator.
 template <class T>
 void append_entries(const wire::block_view<T>& v, std::size_t lo, const T& id, std::vector<std::uint64_t>& idx,
-                    std::vector<T>& val)
+                    value_vector<T>& val)
 {
     wire::visit_block(v, id, [&](auto r) {
         for (; !r.done(); r.next()) {
@@ -153,7 +153,7 @@ void append_entries(const wire::block_view<T>& v, std::size_t lo, const T& id, s
 template <class T>
 std::size_t decode_blocks(std::span<const std::byte> bytes, std::size_t at, std::size_t base, std::size_t from,
                           std::size_t to, std::size_t window, const T& id, T* dense_out, std::vector<std::uint64_t>& idx,
-                          std::vector<T>& val)
+                          value_vector<T>& val)
 {
     for (std::size_t lo = from; lo < to; lo += window) {
         const std::size_t len = std::min(window, to - lo);
@@ -228,7 +228,7 @@ partial<T> decode_partial(const parsed_partial<T>& b, std::size_t dimension, std
         return p;
     }
     std::vector<std::uint64_t> idx;
-    std::vector<T> val;
+    value_vector<T> val;
     idx.reserve(b.entries);
     val.reserve(b.entries);
     for (std::size_t k = 0; k < b.views.size(); ++k) append_entries(b.views[k], k * window, id, idx, val);

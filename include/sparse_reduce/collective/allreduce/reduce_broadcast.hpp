@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -77,11 +78,11 @@ inline std::vector<broadcast_stream> broadcast_streams(int me, int P, bool two)
 // Entries decoded stream by stream, window w's at [spans[w].first,
 // spans[w].second), put back in window (so index) order.
 template <class T>
-void window_order(std::vector<std::uint64_t>& idx, std::vector<T>& val,
+void window_order(std::vector<std::uint64_t>& idx, value_vector<T>& val,
                   const std::vector<std::pair<std::size_t, std::size_t>>& spans)
 {
     std::vector<std::uint64_t> i2;
-    std::vector<T> v2;
+    value_vector<T> v2;
     i2.reserve(idx.size());
     v2.reserve(val.size());
     for (const auto& [b, e] : spans) {
@@ -166,7 +167,7 @@ public:
             decode_message(messages_.back(), n, first, next_[k], dense_out); // after forwarding: the subtree goes on
         }
         if (S > 1 && !dense_out && me_ != 0 && error_text_.empty()) // entries came stream by stream: window order
-            window_order(idx_, val_, spans_);
+            window_order<T>(idx_, val_, spans_);
     }
 
     const std::string& error_text() const { return error_text_; }
@@ -228,7 +229,7 @@ private:
     std::vector<std::pair<std::size_t, std::size_t>> spans_; // where each window's entries went
     std::vector<wire_buffer> messages_;
     std::vector<std::uint64_t> idx_;
-    std::vector<T> val_;
+    value_vector<T> val_;
     std::string error_text_;
 };
 
@@ -253,34 +254,48 @@ report reduce_then_broadcast(reduce_core& reduce, MPI_Comm pc, std::size_t dimen
             } catch (...) {
                 failure = unprefixed(current_exception_text());
             }
+    std::size_t seg_bytes = broadcast_segment ? broadcast_segment : reduce.policy().segment_bytes();
+    if (!seg_bytes) seg_bytes = default_segment_bytes;
+    const std::size_t window = std::max<std::size_t>(1, seg_bytes / sizeof(T));
+    // One broadcast tree from 0 (binomial), or two (two_tree) that take
+    // alternate windows: every rank then forwards about the result once.
+    const auto streams = broadcast_streams(me, P, reduce.policy().two_trees());
+    // The broadcast's memory is taken before the reduce, whose protocol
+    // carries a rank's failure to the root, and the root's outcome goes to
+    // every rank before any data: a rank that cannot allocate (the root
+    // too) fails the call everywhere instead of leaving its peers waiting.
+    std::optional<segment_broadcast<T>> b;
+    if (failure.empty()) try {
+            b.emplace(pc, me, dimension, window, seg_bytes, identity<T>(op), reduce.policy().wire(), bitmap, streams,
+                      rep);
+        } catch (...) {
+            failure = unprefixed(current_exception_text());
+        }
     try {
         rep = reduce.reduce_windowed(in, out, op, failure); // its broadcast pairs with the windowed stream
     } catch (...) {
         failure = current_failure_text(me);
     }
-    std::size_t seg_bytes = broadcast_segment ? broadcast_segment : reduce.policy().segment_bytes();
-    if (!seg_bytes) seg_bytes = default_segment_bytes;
-    const std::size_t window = std::max<std::size_t>(1, seg_bytes / sizeof(T));
-
-    // One broadcast tree from 0 (binomial), or two (two_tree) that take
-    // alternate windows: every rank then forwards about the result once.
-    const auto streams = broadcast_streams(me, P, reduce.policy().two_trees());
+    partial<T> root_result; // a sparse result, as index/value
+    if constexpr (RO::kind != repr_kind::dense)
+        if (me == 0 && failure.empty()) try {
+                convert_into(root_result.sparse, out, op);
+            } catch (...) {
+                failure = current_failure_text(me);
+            }
     std::vector<MPI_Request> reqs;
     broadcast_outcome(pc, me, streams[0], failure, rep, reqs);
+    if (!b) fail(failure); // (a failed rank's outcome has thrown above)
 
-    partial<T> root_result; // a sparse result, as index/value
     const T* root_dense = nullptr; // a dense result is encoded straight from out
-    if constexpr (RO::kind != repr_kind::dense)
-        if (me == 0) convert_into(root_result.sparse, out, op);
     if constexpr (RO::kind == repr_kind::dense)
         if (me == 0 && failure.empty()) root_dense = RO::output(out, dimension).data(); // checked by the reduce
-    segment_broadcast<T> b(pc, me, dimension, window, seg_bytes, identity<T>(op), reduce.policy().wire(), bitmap, streams, rep);
-    b.run(root_result, root_dense, dense_out, reqs);
+    b->run(root_result, root_dense, dense_out, reqs);
     MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);
-    if (!b.error_text().empty()) fail(b.error_text());
+    if (!b->error_text().empty()) fail(b->error_text());
     if (!failure.empty()) fail(failure); // reduce reports every failure to the root: not expected here
     if constexpr (RO::kind != repr_kind::dense)
-        if (me != 0) convert_into(out, b.entries(), op);
+        if (me != 0) convert_into(out, b->entries(), op);
     rep.algorithm = "reduce_broadcast(" + rep.algorithm + (streams.size() > 1 ? ", two-tree" : ", binomial") +
                     " broadcast, segment=" + std::to_string(window * sizeof(T)) + ")";
     return rep;

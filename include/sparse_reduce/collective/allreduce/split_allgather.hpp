@@ -440,7 +440,7 @@ partial<T> scatter_ranges(MPI_Comm pc, const partial<T>& mine, const T* dense_in
 template <class T>
 void allgather_ranges(MPI_Comm pc, const partial<T>& mine, std::span<const std::size_t> ranges, std::size_t window,
                       const T& id, wire::format fmt, bool dense, T* dense_out, bool in_place, std::size_t entries,
-                      std::vector<std::uint64_t>& idx, std::vector<T>& val, report& rep, call_status& st,
+                      std::vector<std::uint64_t>& idx, value_vector<T>& val, report& rep, call_status& st,
                       exchange_buffers& buffers)
 {
     int member = 0, G = 1;
