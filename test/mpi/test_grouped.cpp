@@ -1,4 +1,4 @@
-// Grouped allreduce (seed 002) on Boost.MPI cartesian communicators, 2 x 2,
+// Grouped allreduce (Chen and Lee, n.d.) on Boost.MPI cartesian communicators, 2 x 2,
 // 2 x 3 and 2 x 4 (CTest grouped.np4, .np6, .np8), regular and wrapped:
 // every group shape that tiles the mesh and the model's own, against the
 // serial fold on every rank; non-commutative operations in rank order where

@@ -1,4 +1,4 @@
-// Seed 002's model (model/group_replication.hpp): the propositions against
+// Chen and Lee's (n.d.) model (model/group_replication.hpp): the propositions against
 // hand-computed cases and against link loads counted directly, Eq. (3) as
 // the x = y case of T_r and T_w, Prop. 3.5's split against a scan, and the
 // optimal group size against brute force over every admissible x.

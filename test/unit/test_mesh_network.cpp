@@ -1,6 +1,6 @@
 // The mesh network simulator (sim/mesh_network.hpp): single messages,
 // shared links, link kinds, dimension-ordered and wrapped routes, the
-// updating loads of Props. 3.1-3.4, and seed 002's whole pattern against the
+// updating loads of Props. 3.1-3.4, and Chen and Lee's (n.d.) whole pattern against the
 // model (doc/mesh_validation.md).
 
 #include <boost/test/unit_test.hpp>
@@ -117,7 +117,7 @@ BOOST_AUTO_TEST_CASE(updating_split_matches_the_whole_simulation_on_a_16x16_grou
     }
 }
 
-// Seed 002's whole pattern: the simulated time equals T_r / T_w (and so
+// Chen and Lee's (n.d.) whole pattern: the simulated time equals T_r / T_w (and so
 // Eq. 3) for every system and square group on meshes up to 16 x 16; with
 // store-and-forward packets it only grows. On a regular mesh the ring of
 // corresponding PEs closes with neighbour steps only when N / x is even (or

@@ -1,4 +1,4 @@
-// The cost model's functions: the branching factor of seed 001, merged
+// The cost model's functions: the branching factor of Heikkinen (n.d.), merged
 // sizes against measured unions, the analytic estimate; and Sreduce's
 // choices on hand-built cases, with thresholds from a tuning file.
 #include <boost/test/unit_test.hpp>
@@ -32,7 +32,7 @@ BOOST_AUTO_TEST_CASE(lambert_w_inverts_w_exp_w)
     BOOST_TEST(std::isnan(sr::lambert_w0(-0.5)));
 }
 
-// b (ln b - 1) = o / x at the closed form, and the numbers of seed 001's
+// b (ln b - 1) = o / x at the closed form, and the numbers of Heikkinen's (n.d.)
 // hill climb: 1:1 about 3.6, 10:1 about 8.6, 1:10 a bit over 2.8, 1000:1 about 226.
 BOOST_AUTO_TEST_CASE(k_ary_continuous_optimum)
 {
@@ -292,7 +292,7 @@ BOOST_AUTO_TEST_CASE(model_picks_by_machine)
     t.machine = {.alpha = 1e-3, .beta = 1e-12, .gamma = 0, .gamma_dense = 0};
     ch = sr::sreduce(whole, t);
     BOOST_TEST(ch.whole);
-    // k of seed 001: overhead-bound calls get wide trees
+    // k of Heikkinen (n.d.): overhead-bound calls get wide trees
     t.machine = {.alpha = 1e-3, .beta = 1e-12, .gamma = 1e-12, .gamma_dense = 1e-12};
     BOOST_TEST(sr::model_k(stats(64, 1 << 10, 0.01), t.machine) == 64);
     t.machine = {.alpha = 1e-9, .beta = 1e-9, .gamma = 1e-9, .gamma_dense = 1e-9};
