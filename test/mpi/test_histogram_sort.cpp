@@ -23,19 +23,8 @@
 #include <string>
 #include <vector>
 
-// Allocation failure on one rank: while fail_from is non-zero,
-// this process's operator new throws std::bad_alloc for any request of at
-// least that many bytes.
-#include "../support/replace_new.hpp"
-
-namespace {
-std::size_t fail_from = 0;
-}
-
-bool sparse_reduce_test::allocation_hook(std::size_t bytes)
-{
-    return fail_from == 0 || bytes < fail_from;
-}
+// Allocation failure on one rank (failing_allocations).
+#include "../support/failing_new.hpp"
 
 namespace sr = sparse_reduce;
 using namespace sparse_reduce_test;
@@ -423,15 +412,6 @@ BOOST_AUTO_TEST_CASE(a_comparator_that_throws_on_one_rank)
     }
 }
 
-namespace {
-// Allocations of `bytes` or more fail on this process while it lives.
-struct failing_allocations {
-    explicit failing_allocations(std::size_t bytes) { fail_from = bytes; }
-    ~failing_allocations() { fail_from = 0; }
-    failing_allocations(const failing_allocations&) = delete;
-    failing_allocations& operator=(const failing_allocations&) = delete;
-};
-} // namespace
 
 // A rank that cannot allocate its receive buffer in rebalance or
 // move_data makes every rank throw sparse_reduce::error naming it before any

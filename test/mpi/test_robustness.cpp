@@ -26,10 +26,8 @@
 
 #include "fault_injection.hpp"
 #include "../support/reference.hpp"
-// Allocation failure on one rank: while fail_from is non-zero, this
-// process's operator new throws std::bad_alloc for any request of at least
-// that many bytes.
-#include "../support/replace_new.hpp"
+// Allocation failure on one rank (failing_allocations).
+#include "../support/failing_new.hpp"
 
 #include <sparse_reduce/collective/allreduce.hpp>
 #include <sparse_reduce/collective/reduce.hpp>
@@ -48,15 +46,6 @@
 #include <string>
 #include <variant>
 #include <vector>
-
-namespace {
-std::size_t fail_from = 0;
-}
-
-bool sparse_reduce_test::allocation_hook(std::size_t bytes)
-{
-    return fail_from == 0 || bytes < fail_from;
-}
 
 namespace sr = sparse_reduce;
 using namespace sparse_reduce_test;
@@ -516,14 +505,6 @@ BOOST_AUTO_TEST_CASE(plans_work_after_their_communicator_is_freed)
     }
     BOOST_TEST(good_reduce(sr::policy::automatic{}, 0)); // and the world's own state is untouched
 }
-
-// Allocations of `bytes` or more fail on this rank while it lives.
-struct failing_allocations {
-    explicit failing_allocations(std::size_t bytes) { fail_from = bytes; }
-    ~failing_allocations() { fail_from = 0; }
-    failing_allocations(const failing_allocations&) = delete;
-    failing_allocations& operator=(const failing_allocations&) = delete;
-};
 
 // Two entries per rank in 2^32 elements (8-byte indices): a sparse call
 // whose window tables are the only allocations of 1 MiB or more.

@@ -47,14 +47,15 @@ enum class value_rule {
     trivially_copyable, // reduce_scatter's
 };
 
-// True when (in, out, op) is a valid call; otherwise a static_assert names
-// the first problem and the caller compiles nothing more. Out must be a
-// sparse (index/value) vector where index_value_out is set.
+// std::vector<bool>, which packs its bools into bits (no array of values).
 template <class V>
 inline constexpr bool is_packed_bools = false;
 template <class A>
 inline constexpr bool is_packed_bools<std::vector<bool, A>> = true;
 
+// True when (in, out, op) is a valid call; otherwise a static_assert names
+// the first problem and the caller compiles nothing more. Out must be a
+// sparse (index/value) vector where index_value_out is set.
 template <class In, class Out, class Op, value_rule Rule = value_rule::wire, bool index_value_out = false>
 constexpr bool checked_call()
 {

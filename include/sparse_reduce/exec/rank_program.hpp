@@ -111,7 +111,6 @@ public:
                 try {
                     results_[k] = staged_output<T>(pools[pools_per_tree * k + result_pool], cfg.windows() / n + 1);
                 } catch (...) {
-                    results_[k] = {};
                     failure = "cannot stage the root's output (" + std::to_string(cfg.windows()) +
                               " windows): " + unprefixed(current_exception_text());
                 }
