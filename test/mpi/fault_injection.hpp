@@ -159,11 +159,11 @@ inline Eigen::SparseVector<double> fault_eigen_input_of(int r)
     return v;
 }
 
-// A good reduce of Eigen vectors under `policy` at `root`: the serial sum on the root.
+// A good reduce of Eigen vectors under `policy` at `root` (on comm, by
+// default MPI_COMM_WORLD): the serial sum on the root.
 template <class Policy>
-bool good_reduce(const Policy& policy, int root)
+bool good_reduce(const Policy& policy, int root, const boost::mpi::communicator& comm = world())
 {
-    auto& comm = world();
     const auto in = fault_eigen_input_of(comm.rank());
     Eigen::SparseVector<double> out;
     sparse_reduce::reduce(comm, in, out, std::plus<>{}, root, policy);
@@ -174,19 +174,18 @@ bool good_reduce(const Policy& policy, int root)
     return ok;
 }
 
-// A good allreduce (recursive doubling, dense vectors): the serial sum everywhere.
-inline bool good_allreduce()
+// A good allreduce on comm (recursive doubling, dense vectors): the serial sum everywhere.
+inline bool good_allreduce_on(const boost::mpi::communicator& comm)
 {
-    const auto in = fault_input_of(world().rank());
+    const auto in = fault_input_of(comm.rank());
     std::vector<double> out;
-    sparse_reduce::allreduce(world(), in, out, std::plus<>{}, sparse_reduce::policy::recursive_doubling{});
-    return out == fault_serial_sum(world().size());
+    sparse_reduce::allreduce(comm, in, out, std::plus<>{}, sparse_reduce::policy::recursive_doubling{});
+    return out == fault_serial_sum(comm.size());
 }
 
 // A good reduce_scatter: this rank's block of the serial sum, nothing outside it.
-inline bool good_reduce_scatter()
+inline bool good_reduce_scatter_on(const boost::mpi::communicator& comm)
 {
-    auto& comm = world();
     const auto in = fault_input_of(comm.rank());
     sparse_reduce::index_value_vector<double, std::uint64_t> out;
     const auto ranges = sparse_reduce::reduce_scatter(comm, in, out, std::plus<>{});
@@ -202,5 +201,9 @@ inline bool good_reduce_scatter()
     for (std::size_t i = ranges[me]; i < ranges[me + 1]; ++i) ok = ok && got[i] == ref[i];
     return ok;
 }
+
+// The same on MPI_COMM_WORLD (functions, not defaults: tests pass them by name).
+inline bool good_allreduce() { return good_allreduce_on(world()); }
+inline bool good_reduce_scatter() { return good_reduce_scatter_on(world()); }
 
 } // namespace sparse_reduce_test

@@ -15,7 +15,8 @@
 //   row 12  roots or policies differing between ranks fail on every rank under automatic
 // and plans that work on after their communicator is freed; allocation
 // failures inside the failure protocol: a root that cannot stage its output
-// (reduce), an allreduce whose rank 0 cannot allocate.
+// (reduce), an allreduce whose rank 0 cannot allocate, a rank that cannot
+// set up a communicator on its first use.
 // Every fault runs through inject_fault (fault_injection.hpp): which ranks
 // throw, with what text, then a good call on the same communicator checked
 // against the serial fold, so a call that left a message or a rank behind
@@ -579,4 +580,101 @@ BOOST_AUTO_TEST_CASE(an_allreduce_whose_root_cannot_allocate_fails_everywhere)
                                 },
                                 same_allreduce_works));
     }
+}
+
+// Runs step(fresh) on a new duplicate of MPI_COMM_WORLD once per allocation
+// it makes on `victim`, the n-th failing there on the n-th run, until a run
+// makes no n-th allocation: each run must throw sparse_reduce::error on every
+// rank (with every needle) or on none, and on all when the allocation came;
+// then good(fresh) must hold.
+template <class Step, class Good>
+void fails_everywhere_at_every_allocation(const std::string& context, int victim,
+                                          const std::vector<std::string>& needles, Step&& step, Good&& good)
+{
+    auto& comm = world();
+    bool fired = true;
+    std::size_t n = 1;
+    for (; fired; ++n) {
+        boost::mpi::communicator fresh(comm, boost::mpi::comm_duplicate);
+        bool threw = false;
+        fired = false;
+        const bool ok = inject_fault(
+            {.context = context + ": allocation " + std::to_string(n) + " fails on rank " + std::to_string(victim),
+             .who = [](int) { return expect::either; },
+             .needles = needles,
+             .agreed = true},
+            [&] {
+                failing_allocation guard(comm.rank() == victim ? n : 0);
+                try {
+                    step(fresh);
+                } catch (...) {
+                    threw = true;
+                    fired = guard.fired();
+                    throw;
+                }
+                fired = guard.fired();
+            },
+            [&] { return good(fresh); });
+        BOOST_TEST(ok);
+        boost::mpi::broadcast(comm, fired, victim);
+        BOOST_TEST((!fired || all_ok(threw)), context << ": allocation " << n << " failed on rank " << victim
+                                                      << ", yet a rank returned");
+        if (n > 256) BOOST_FAIL(context << " makes more than 256 allocations"); // no endless loop
+    }
+    BOOST_TEST_MESSAGE(context << ": " << n - 2 << " allocations on rank " << victim << ", each failed in turn");
+}
+
+// The first call on a communicator makes the library's state for it on
+// every rank (its duplicate, the memory one-shot calls work in), and
+// make_plan makes the plan's memory and policy. An allocation that fails
+// there on one rank fails that call on every rank and leaves nothing
+// behind: the next call on the communicator works. Before, that rank threw
+// std::bad_alloc alone and the others waited for it in MPI_Comm_dup, the
+// plan's agreement or for its messages. Every allocation fails once in
+// turn, on the first and the last rank; then each collective's first
+// allocation (the communicator's setup).
+BOOST_AUTO_TEST_CASE(a_rank_that_cannot_set_up_a_communicator_or_plan_fails_everywhere_then_the_next_call_works)
+{
+    auto& comm = world();
+    const int P = comm.size();
+    const auto fails_on = [](int victim) { return "failed on rank " + std::to_string(victim); };
+    const auto good = [](const boost::mpi::communicator& c) { return good_reduce(sr::policy::automatic{}, 0, c); };
+    for (int victim : P > 1 ? std::vector<int>{0, P - 1} : std::vector<int>{0}) {
+        fails_everywhere_at_every_allocation(
+            "the communicator's setup", victim, {fails_on(victim)},
+            [](const boost::mpi::communicator& c) { sr::detail::state_of(MPI_Comm(c)); }, good);
+        // a tuning that cannot be read fails as such, on every rank: no needle
+        fails_everywhere_at_every_allocation(
+            "make_plan, automatic", victim, {},
+            [](const boost::mpi::communicator& c) { (void)sr::make_plan(c, 0, fault_dim, sr::policy::automatic{}); },
+            good);
+        fails_everywhere_at_every_allocation(
+            "make_plan, binomial", victim, {fails_on(victim)},
+            [P](const boost::mpi::communicator& c) { (void)sr::make_plan(c, P - 1, fault_dim, sr::policy::binomial{}); },
+            good);
+    }
+    using any_collective = std::function<void(const boost::mpi::communicator&)>;
+    const auto in = fault_input_of(comm.rank());
+    const auto eigen_in = fault_eigen_input_of(comm.rank());
+    std::vector<double> dense_out;
+    sr::index_value_vector<double, std::uint64_t> sparse_out;
+    const std::pair<const char*, any_collective> collectives[] = {
+        {"reduce", [&](const auto& c) { sr::reduce(c, eigen_in, sparse_out, std::plus<>{}, 0); }},
+        {"allreduce", [&](const auto& c) { sr::allreduce(c, in, dense_out, std::plus<>{}); }},
+        {"reduce_scatter", [&](const auto& c) { sr::reduce_scatter(c, in, sparse_out, std::plus<>{}); }}};
+    for (const auto& [name, call] : collectives)
+        for (int victim : {0, P - 1}) {
+            boost::mpi::communicator fresh(comm, boost::mpi::comm_duplicate);
+            BOOST_TEST(inject_fault({.context = std::string(name) + ": the first allocation fails on rank " + std::to_string(victim),
+                                     .needles = {fails_on(victim)},
+                                     .agreed = true},
+                                    [&, &call = call] {
+                                        failing_allocation guard(comm.rank() == victim ? 1 : 0);
+                                        call(fresh);
+                                    },
+                                    [&] {
+                                        return good_reduce(sr::policy::automatic{}, P - 1, fresh) && good_allreduce_on(fresh) &&
+                                               good_reduce_scatter_on(fresh);
+                                    }));
+        }
 }

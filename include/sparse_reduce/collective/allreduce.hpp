@@ -224,8 +224,8 @@ private:
         // checked against the plan's locally.
         detail::agree_on_dimension(private_, dimension_, detail::most_common_dimension);
         if constexpr (has_reduce) {
-            if constexpr (is_automatic) reduce_.emplace(comm, 0, dimension_, detail::runtime_policy(policy_), true);
-            else reduce_.emplace(comm, 0, dimension_, detail::runtime_policy(policy_.tree), true);
+            if constexpr (is_automatic) reduce_.emplace(comm, 0, dimension_, detail::make_plan_policy(policy_), true);
+            else reduce_.emplace(comm, 0, dimension_, detail::make_plan_policy(policy_.tree), true);
         }
         if constexpr (std::same_as<Policy, policy::split_allgather> || is_automatic) {
             groups_.mesh = {1, size_, false};

@@ -61,7 +61,7 @@ public:
     ///         policy, ranks of different dimensions (naming them), or a
     ///         tuning file that cannot be read on some rank
     reduce_plan(const boost::mpi::communicator& comm, int root, std::size_t dimension, Policy policy = {})
-        : core_(comm, root, dimension, detail::runtime_policy(policy), false)
+        : core_(comm, root, dimension, detail::make_plan_policy(policy), false)
     {
     }
 

@@ -65,7 +65,7 @@ public:
     // A plan's core; collective (reduce_plan's constructor says what it
     // agrees on). dimension_agreed: the ranks have agreed on the dimension
     // already (allreduce's reduce half).
-    reduce_core(const boost::mpi::communicator& comm, int root, std::size_t dimension, runtime_policy policy,
+    reduce_core(const boost::mpi::communicator& comm, int root, std::size_t dimension, made_policy policy,
                 bool dimension_agreed);
 
     // A one-shot call's core (what reduce() uses): no collective here (a
@@ -75,7 +75,7 @@ public:
     // the last one's: a loop of calls copies none.
     template <reduce_policy P>
     reduce_core(one_shot_t, const boost::mpi::communicator& comm, int root, std::size_t dimension, const P& policy)
-        : reduce_core(comm, root, dimension, nullptr)
+        : reduce_core(comm, root, dimension)
     {
         auto& m = state_->template memo<one_shot_memo<P>>();
         if (!m.policy || !m.policy->holds(policy) || m.root != root || m.dimension != dimension) {
@@ -140,10 +140,11 @@ private:
     }
 
     // A plan's one agreement, on every rank alike before anything is sent:
-    // a valid policy, a readable tuning (where the policy reads one) and,
-    // unless agreed already, one dimension. A call then checks its vector
-    // against the plan's dimension locally, so the rank at fault throws.
-    void agree(runtime_policy policy, bool dimension_agreed);
+    // its memory and policy made on every rank (`failure`: why not here), a
+    // readable tuning (where the policy reads one) and, unless agreed
+    // already, one dimension. A call then checks its vector against the
+    // plan's dimension locally, so the rank at fault throws.
+    void agree(const std::string& failure, bool dimension_agreed);
 
     template <bool Whole, representation In, representation Out, class Op>
     report reduce_checked(const In& in, Out& out, const Op& op, const std::string& failed_before)
@@ -295,8 +296,7 @@ private:
         return detail::count_locally(in, dimension_, id, count);
     }
 
-    reduce_core(const boost::mpi::communicator& comm, int root, std::size_t dimension,
-                std::shared_ptr<plan_memory> memory);
+    reduce_core(const boost::mpi::communicator& comm, int root, std::size_t dimension);
 
     // The schedule of a call that travels whole at once, built once (key:
     // value_bytes 0, which no chosen schedule's key has): no collective, no

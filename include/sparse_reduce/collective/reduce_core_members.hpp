@@ -17,10 +17,29 @@
 namespace sparse_reduce::detail {
 
 SPARSE_REDUCE_INLINE reduce_core::reduce_core(const boost::mpi::communicator& comm, int root, std::size_t dimension,
-                                              runtime_policy policy, bool dimension_agreed)
-    : reduce_core(comm, root, dimension, std::make_shared<plan_memory>())
+                                              made_policy policy, bool dimension_agreed)
+    : reduce_core(comm, root, dimension)
 {
-    agree(std::move(policy), dimension_agreed);
+    // the plan's share of the duplicate: collective on the communicator's
+    // first use, and agreed there
+    private_owner_ = detail::private_comm_owner(MPI_Comm(comm));
+    std::string failure = std::move(policy.failure);
+    if (failure.empty()) {
+        try {
+            memory_ = std::make_shared<plan_memory>();
+            owned_policy_ = std::make_shared<const runtime_policy>(std::move(*policy.policy));
+        } catch (...) {
+            failure = detail::current_exception_text();
+        }
+    }
+    if (memory_) {
+        memo_ = &memory_->memo;
+        whole_ = &memory_->whole;
+        pools_ = &memory_->pools;
+        arena_ = &memory_->arena;
+    }
+    policy_ = owned_policy_.get();
+    agree(failure, dimension_agreed);
 }
 
 SPARSE_REDUCE_INLINE const schedule& reduce_core::schedule_for(bool commutative, std::size_t value_bytes,
@@ -35,38 +54,33 @@ SPARSE_REDUCE_INLINE const tree& reduce_core::tree_for(bool commutative, std::si
     return schedule_for(commutative, 8, local_entries).trees.front();
 }
 
-SPARSE_REDUCE_INLINE void reduce_core::agree(runtime_policy policy, bool dimension_agreed)
+SPARSE_REDUCE_INLINE void reduce_core::agree(const std::string& failure, bool dimension_agreed)
 {
-    owned_policy_ = std::make_shared<const runtime_policy>(std::move(policy));
-    policy_ = owned_policy_.get();
-    policy_->validate();
     dimensions_agree_ = true;
-    const bool tuned = policy_->needs_call_stats();
+    // allreduce's reduce half: its plan has agreed on the dimension, and the
+    // half makes no collective of its own
+    if (dimension_agreed && !failure.empty()) detail::fail(failure);
+    const bool tuned = failure.empty() && policy_->needs_call_stats();
     if (dimension_agreed && !tuned) return;
     const std::string tuning_error = tuned ? tuning_read_error() : std::string();
-    const unsigned long long mine[3] = {tuning_error.empty() ? 0ull : 1ull, dimension_, ~dimension_};
-    unsigned long long all[3];
-    MPI_Allreduce(mine, all, 3, MPI_UNSIGNED_LONG_LONG, MPI_MAX, private_);
+    const unsigned long long mine[4] = {tuning_error.empty() ? 0ull : 1ull, dimension_, ~dimension_,
+                                        failure.empty() ? 0ull : static_cast<unsigned long long>(rank_) + 1};
+    unsigned long long all[4];
+    MPI_Allreduce(mine, all, 4, MPI_UNSIGNED_LONG_LONG, MPI_MAX, private_);
+    if (all[3])
+        detail::fail("making the plan failed on rank " + std::to_string(all[3] - 1) +
+                     (failure.empty() ? std::string() : ": " + failure));
     if (all[0]) detail::fail(tuning_error.empty() ? "the tuning could not be read on another rank" : tuning_error);
     if (all[1] != ~all[2]) detail::fail(detail::dimension_mismatch_text(private_, dimension_, root_));
 }
 
-SPARSE_REDUCE_INLINE reduce_core::reduce_core(const boost::mpi::communicator& comm, int root, std::size_t dimension,
-                                              std::shared_ptr<plan_memory> memory)
-    : state_(&detail::state_of(MPI_Comm(comm))), private_(state_->dup), root_(root), dimension_(dimension),
-      memory_(std::move(memory))
+SPARSE_REDUCE_INLINE reduce_core::reduce_core(const boost::mpi::communicator& comm, int root, std::size_t dimension)
+    : state_(&detail::state_of(MPI_Comm(comm))), private_(state_->dup), root_(root), dimension_(dimension)
 {
     MPI_Comm_rank(private_, &rank_);
     MPI_Comm_size(private_, &size_);
     if (root < 0 || root >= size_)
         detail::fail("invalid root " + std::to_string(root) + " for a communicator of size " + std::to_string(size_));
-    if (memory_) {
-        private_owner_ = detail::private_comm_owner(MPI_Comm(comm));
-        memo_ = &memory_->memo;
-        whole_ = &memory_->whole;
-        pools_ = &memory_->pools;
-        arena_ = &memory_->arena;
-    }
 }
 
 SPARSE_REDUCE_INLINE const schedule& reduce_core::whole_schedule(bool commutative, std::size_t value_bytes)

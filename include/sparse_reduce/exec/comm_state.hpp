@@ -55,11 +55,14 @@ private:
     }
 };
 
+// Made on every rank in the same call (mpi/communicator.hpp, agree_on_setup):
+// kept on all or thrown on all.
 inline comm_state& state_of(MPI_Comm user)
 {
     return attached<comm_state>(user, [user] {
-        auto s = std::make_unique<comm_state>();
-        s->dup = private_comm(user);
+        const MPI_Comm dup = private_comm(user);
+        auto s = agree_on_setup(dup, [] { return std::make_unique<comm_state>(); }, "setting up the communicator failed on");
+        s->dup = dup;
         return s;
     });
 }

@@ -13,15 +13,19 @@
 //                                          (MPI_Comm_dup is paid once); an MPI
 //                                          error on it ends the job
 //   private_comm_owner(comm)               a share of it, which a plan keeps
+//   agree_on_setup(comm, make, what)       make() on every rank, kept only if it
+//                                          succeeded on all of them
 
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <new>
 #include <string>
 
 #include <mpi.h>
 
 #include "../error.hpp"
+#include "first_failure.hpp"
 
 namespace sparse_reduce::detail {
 
@@ -176,15 +180,55 @@ struct shared_duplicate {
     std::shared_ptr<private_duplicate> owner;
 };
 
+// A communicator's state is made on its first use, on every rank in the same
+// call, and an allocation can fail on one rank only. make() runs on every
+// rank; then the ranks agree over `over` (one allreduce, on first use only):
+// all keep what they made, or all throw "<what> failed on rank r: ...",
+// and the next call starts again from nothing on every rank. A rank that
+// threw alone would leave the others waiting for it.
+template <class Make>
+auto agree_on_setup(MPI_Comm over, Make&& make, const char* what) -> decltype(make())
+{
+    decltype(make()) made;
+    std::string failure;
+    try {
+        made = make();
+    } catch (...) {
+        int me = 0;
+        MPI_Comm_rank(over, &me);
+        failure = rank_failure_text(me);
+    }
+    throw_if_any_failed(over, failure, what);
+    return made;
+}
+
 inline const std::shared_ptr<private_duplicate>& private_comm_owner(MPI_Comm user)
 {
     return attached<shared_duplicate>(user, [user] {
-               auto d = std::make_shared<private_duplicate>();
+               // allocated before the (collective) duplication, which every rank
+               // then makes, failed or not, so the agreement has a communicator
+               std::unique_ptr<shared_duplicate> made;
+               try {
+                   made = std::make_unique<shared_duplicate>(shared_duplicate{std::make_shared<private_duplicate>()});
+               } catch (...) {
+               }
                MPI_Comm dup = MPI_COMM_NULL;
                if (MPI_Comm_dup(user, &dup) != MPI_SUCCESS) fail("MPI_Comm_dup failed");
-               d->comm = dup;
                MPI_Comm_set_errhandler(dup, MPI_ERRORS_ARE_FATAL);
-               return std::make_unique<shared_duplicate>(shared_duplicate{std::move(d)});
+               try {
+                   agree_on_setup(
+                       dup,
+                       [&] {
+                           if (!made) throw std::bad_alloc();
+                           return 0;
+                       },
+                       "setting up the communicator failed on");
+               } catch (...) {
+                   MPI_Comm_free(&dup);
+                   throw;
+               }
+               made->owner->comm = dup;
+               return made;
            })
         .owner;
 }

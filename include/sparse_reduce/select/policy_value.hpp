@@ -17,7 +17,10 @@
 #include <type_traits>
 #include <concepts>
 #include <memory>
+#include <optional>
+#include <string>
 
+#include "../error.hpp"
 #include "../policy.hpp"
 #include "../policy_check.hpp"
 #include "call_stats.hpp"
@@ -144,5 +147,26 @@ private:
     bool gathers_, two_trees_;
     const policy::automatic* automatic_ = nullptr;
 };
+
+// A plan's policy: validated (every rank alike, so all throw), then made.
+// Making it allocates, which can fail on one rank only: the failure is kept
+// for the plan's agreement (reduce_core::agree) to throw on every rank.
+struct made_policy {
+    std::optional<runtime_policy> policy;
+    std::string failure;
+};
+
+template <reduce_policy P>
+made_policy make_plan_policy(const P& p)
+{
+    ops_of<P>().validate(&p);
+    made_policy m;
+    try {
+        m.policy.emplace(p);
+    } catch (...) {
+        m.failure = current_exception_text();
+    }
+    return m;
+}
 
 } // namespace sparse_reduce::detail
