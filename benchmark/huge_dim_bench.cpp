@@ -1,9 +1,10 @@
 // A few entries in a huge dimension: cost must follow the entries, not the
-// dimension. Every policy, one-shot sparse_reduce::reduce of
-// index_value_vector<double, std::uint64_t> with --entries entries per rank
-// in a dimension of 2^--log2dim; prints the median time (slowest rank) and
-// each rank's peak resident memory before and after (max over ranks); the
-// root checks every result against the serial fold (exit status 1 if not).
+// dimension. Every policy, one-shot sparse_reduce::reduce, then every
+// allreduce policy, of index_value_vector<double, std::uint64_t> with
+// --entries entries per rank in a dimension of 2^--log2dim; prints the
+// median time (slowest rank) and each rank's peak resident memory before
+// and after (max over ranks); the root (allreduce: every rank) checks every
+// result against the serial fold (exit status 1 if not).
 //
 //   mpiexec -n P huge_dim_bench [--log2dim 40] [--entries 5] [--reps 20]
 
@@ -81,18 +82,20 @@ int main(int argc, char** argv)
         {"automatic", sr::policy::automatic{}}, {"binomial", sr::policy::binomial{}}, {"k_ary", sr::policy::k_ary{}},
         {"binary", sr::policy::binary{}},       {"chain", sr::policy::chain{}},
         {"optimal_binary", sr::policy::optimal_binary{}}, {"two_tree", sr::policy::two_tree{}}};
+    using any_allreduce = std::variant<sr::policy::automatic, sr::policy::reduce_broadcast<>,
+                                       sr::policy::recursive_doubling, sr::policy::split_allgather, sr::policy::grouped>;
+    const std::pair<const char*, any_allreduce> allreduce_policies[] = {
+        {"automatic", sr::policy::automatic{}}, {"reduce_broadcast", sr::policy::reduce_broadcast<>{}},
+        {"recursive_doubling", sr::policy::recursive_doubling{}}, {"split_allgather", sr::policy::split_allgather{}},
+        {"grouped", sr::policy::grouped{}}};
     int failures = 0;
-    if (world.rank() == 0)
-        std::printf("P=%d dim=2^%d entries/rank=%d reps=%d\n%-16s %10s %12s %14s %s\n", world.size(), log2dim, count, reps,
-                    "policy", "median_us", "rss_before_MB", "rss_after_MB", "check");
-    for (const auto& [name, pol] : policies) {
+    // One row: `call` timed, its result `out` checked where `checked`.
+    const auto row = [&](const char* name, sr::index_value_vector<double, std::uint64_t>& out, bool checked,
+                         const auto& call) {
         const long before = peak_rss_kb();
-        sr::index_value_vector<double, std::uint64_t> out;
-        const auto t = sr::bench::time_collective(world, 1, reps, [&] {
-            std::visit([&](const auto& p) { sr::reduce(world, in, out, std::plus<>{}, root, p); }, pol);
-        });
+        const auto t = sr::bench::time_collective(world, 1, reps, call);
         bool ok = true;
-        if (world.rank() == root) {
+        if (checked) {
             ok = out.indices().size() == want.size();
             std::size_t k = 0;
             for (const auto& [i, v] : want) {
@@ -106,8 +109,25 @@ int main(int argc, char** argv)
         const long ra = boost::mpi::all_reduce(world, peak_rss_kb(), boost::mpi::maximum<long>{});
         failures += !all;
         if (world.rank() == 0)
-            std::printf("%-16s %10.1f %12.1f %14.1f %s\n", name, t.median * 1e6, rb / 1024.0, ra / 1024.0,
+            std::printf("%-18s %10.1f %12.1f %14.1f %s\n", name, t.median * 1e6, rb / 1024.0, ra / 1024.0,
                         all ? "ok" : "MISMATCH");
+    };
+    const auto title = [&](const char* what) {
+        if (world.rank() == 0)
+            std::printf("%s: P=%d dim=2^%d entries/rank=%d reps=%d\n%-18s %10s %12s %14s %s\n", what, world.size(),
+                        log2dim, count, reps, "policy", "median_us", "rss_before_MB", "rss_after_MB", "check");
+    };
+    title("reduce");
+    for (const auto& [name, pol] : policies) {
+        sr::index_value_vector<double, std::uint64_t> out;
+        row(name, out, world.rank() == root, [&] {
+            std::visit([&](const auto& p) { sr::reduce(world, in, out, std::plus<>{}, root, p); }, pol);
+        });
+    }
+    title("allreduce");
+    for (const auto& [name, pol] : allreduce_policies) {
+        sr::index_value_vector<double, std::uint64_t> out;
+        row(name, out, true, [&] { std::visit([&](const auto& p) { sr::allreduce(world, in, out, std::plus<>{}, p); }, pol); });
     }
     return failures ? 1 : 0;
 }

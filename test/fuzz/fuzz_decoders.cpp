@@ -1,7 +1,9 @@
 // libFuzzer target for every decoder that reads bytes from another rank:
-// RLE streams (float, double), wire blocks (double, float, int32) and whole
-// partial-result messages (exec/partial_message.hpp, 32-bit indices, blocked
-// or not; dimensions up to 2^22 so several 65536-element windows occur).
+// RLE streams (float, double), wire blocks (double, float, int32; empty runs
+// too), whole partial-result messages (exec/partial_message.hpp, 32-bit
+// indices, blocked or not; dimensions up to 2^22 so several 65536-element
+// windows occur) and allreduce's partials (collective/allreduce/
+// partial_codec.hpp: runs of blocks and empty runs, windows of 1-64).
 // Whatever the bytes, a decoder either throws sparse_reduce::error or yields
 // a vector that re-encodes and decodes to itself; it never reads or writes
 // out of bounds (ASan + UBSan are on in this build).
@@ -51,7 +53,7 @@ void block(const std::byte* p, std::size_t n, std::size_t len)
     const auto* bytes = reinterpret_cast<const std::byte*>(storage.data());
     const T id{};
     try {
-        const auto view = sr::wire::parse_block<T>({bytes, n}, len);
+        const auto view = sr::wire::parse_block<T>({bytes, n}, len, true); // an empty run: its first window
         if (view.bytes > n) broken("block claims more bytes than it was given");
         std::vector<T> out(len);
         sr::wire::visit_block(view, id, [&](auto reader) {
@@ -102,6 +104,29 @@ void partial(const std::byte* p, std::size_t n, std::size_t dim)
     }
 }
 
+// allreduce's partial: parsed, decoded, re-encoded and decoded again to the same values.
+void allreduce_partial(const std::byte* p, std::size_t n, std::size_t dim, std::size_t window)
+{
+    namespace d = sr::detail;
+    d::wire_buffer storage(n / 8 + 1);
+    if (n) std::memcpy(storage.data(), p, n);
+    try {
+        const auto q = d::decode_partial(d::parse_partial<double>(d::bytes_of(storage, n), dim, window), dim, 0.0);
+        if (q.entries() > dim) broken("allreduce partial holds more entries than its dimension");
+        d::wire_buffer again;
+        const std::size_t m = d::encode_partial(&q, dim, window, 0.0, sr::wire::adaptive, 0, again);
+        const auto q2 = d::decode_partial(d::parse_partial<double>(d::bytes_of(again, m).subspan(8), dim, window), dim, 0.0);
+        const auto dense = [dim](const d::partial<double>& x) {
+            return x.is_dense ? x.dense : sr::to_dense(x.sparse, std::plus<>{});
+        };
+        const auto a = dense(q), b = dense(q2);
+        if (a.size() != dim || b.size() != dim) broken("allreduce partial decodes to the wrong dimension");
+        for (std::size_t i = 0; i < dim; ++i)
+            if (!sr::detail::same_value(a[i], b[i])) broken("allreduce partial re-encode changed data");
+    } catch (const sr::error&) {
+    }
+}
+
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
@@ -110,13 +135,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::size_t dim = static_cast<std::size_t>(data[1]) | (static_cast<std::size_t>(data[2]) << 8);
     const auto* p = reinterpret_cast<const std::byte*>(data + 3);
     const std::size_t n = size - 3;
-    switch (data[0] % 6) {
+    switch (data[0] % 7) {
     case 0: rle_stream<double>(p, n, dim); break;
     case 1: rle_stream<float>(p, n, dim); break;
     case 2: block<double>(p, n, dim); break;
     case 3: block<float>(p, n, dim); break;
     case 4: block<std::int32_t>(p, n, dim); break;
-    default: partial(p, n, (dim << 6) | 1); break;
+    case 5: partial(p, n, (dim << 6) | 1); break;
+    default: allreduce_partial(p, n, dim & 1023, 1 + (dim >> 10)); break;
     }
     return 0;
 }

@@ -2,7 +2,9 @@
 // without MPI: a partial encoded as wire blocks (behind the status word, as
 // recursive doubling and split-allgather send it) parses and decodes back to
 // the same entries, dense or index/value, in every wire format; corrupt
-// messages are refused with sparse_reduce::error.
+// messages are refused with sparse_reduce::error. A sparse partial's empty
+// windows travel as empty runs: its message costs its entries, however
+// large the dimension.
 
 #include <boost/test/unit_test.hpp>
 
@@ -56,7 +58,7 @@ std::vector<double> to_dense(const sd::partial<double>& p, std::size_t dim)
 sd::partial<double> round_trip(const sd::wire_buffer& buf, std::size_t n, std::size_t dim, std::size_t window)
 {
     const auto blocks = sd::parse_partial<double>(sd::bytes_of(buf, n).subspan(8), dim, window);
-    return sd::decode_partial(blocks, dim, window, 0.0);
+    return sd::decode_partial(blocks, dim, 0.0);
 }
 
 } // namespace
@@ -120,6 +122,69 @@ BOOST_AUTO_TEST_CASE(corrupt_messages_are_refused)
         // blocks for another dimension
         BOOST_CHECK_THROW(round_trip(buf, n, dim + window, window), sr::error);
     }
+}
+
+// A sparse partial in a huge dimension: empty runs between its entries,
+// split where they pass the count's 32 bits (windows of one element), and
+// only its entries' blocks parsed.
+BOOST_AUTO_TEST_CASE(empty_windows_travel_as_runs)
+{
+    const std::size_t huge = std::size_t{1} << 40, past_u32 = (std::size_t{1} << 33) + 5;
+    for (const auto& [dim, window] : {std::pair{huge, std::size_t{1} << 17}, std::pair{past_u32, std::size_t{1}},
+                                      std::pair{std::size_t{1000}, std::size_t{64}}}) {
+        const std::vector<std::uint64_t> idx{0, 70, (dim / 2) | 1, dim - 1};
+        const std::vector<double> val{1.5, -2, 3, 4};
+        sd::partial<double> p;
+        p.sparse = sr::index_value_vector<double, std::uint64_t>(dim, idx, val);
+        for (const sw::format f : {sw::adaptive, sw::dense, sw::index_value, sw::rle})
+            BOOST_TEST_CONTEXT("dim " << dim << ", window " << window << ", " << sw::to_string(f))
+            {
+                sd::wire_buffer buf;
+                const std::size_t n = sd::encode_partial(&p, dim, window, 0.0, f, 0, buf);
+                // at most 4 blocks (at most a window of doubles each) and 5 runs, 6 where one is split
+                BOOST_TEST(n <= 8 + 4 * (24 + window * sizeof(double)) + 6 * 8);
+                const auto blocks = sd::parse_partial<double>(sd::bytes_of(buf, n).subspan(8), dim, window);
+                BOOST_TEST(blocks.views.size() <= 10u);
+                std::size_t full = 0; // dense and RLE blocks count as full
+                for (std::size_t w = 0, k = 0; k < idx.size(); ++k)
+                    if (k == 0 || idx[k] / window != w) w = idx[k] / window, full += std::min(window, dim - w * window);
+                BOOST_TEST(blocks.entries == (f == sw::dense || f == sw::rle ? full : 4u));
+                const auto q = sd::decode_partial(blocks, dim, 0.0);
+                BOOST_TEST_REQUIRE(!q.is_dense);
+                BOOST_TEST((std::vector<std::uint64_t>(q.sparse.indices().begin(), q.sparse.indices().end()) == idx));
+                BOOST_TEST((std::vector<double>(q.sparse.values().begin(), q.sparse.values().end()) == val));
+            }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(malformed_empty_runs_are_refused)
+{
+    const std::size_t dim = 1000, window = 64; // 16 windows, the last of 40 elements
+    sd::partial<double> empty;
+    empty.sparse = sr::index_value_vector<double, std::uint64_t>(dim);
+    sd::wire_buffer buf;
+    const std::size_t n = sd::encode_partial(&empty, dim, window, 0.0, sw::adaptive, 0, buf);
+    BOOST_TEST_REQUIRE(n == 16u); // the status word, one run
+    BOOST_TEST((static_cast<sw::block_tag>(reinterpret_cast<const std::byte*>(buf.data())[8]) == sw::block_tag::empty_run));
+    BOOST_TEST(round_trip(buf, n, dim, window).sparse.nnz() == 0u);
+    const auto with_count = [&](std::uint32_t count) {
+        sd::wire_buffer b = buf;
+        std::memcpy(reinterpret_cast<std::byte*>(b.data()) + 12, &count, 4);
+        return b;
+    };
+    BOOST_CHECK_THROW(round_trip(with_count(17), n, dim, window), sr::error);         // past the dimension
+    BOOST_CHECK_THROW(round_trip(with_count(0xffffffffu), n, dim, window), sr::error); // far past it
+    BOOST_CHECK_THROW(round_trip(with_count(0), n, dim, window), sr::error);          // no windows
+    BOOST_CHECK_THROW(round_trip(with_count(15), n, dim, window), sr::error);         // short: a block missing
+    // a dense partial never sends a run, even of identities
+    sd::partial<double> zeros;
+    zeros.is_dense = true;
+    zeros.dense.assign(dim, 0.0);
+    const std::size_t m = sd::encode_partial(&zeros, dim, window, 0.0, sw::adaptive, 0, buf);
+    BOOST_TEST(m == 8 + 16 * 8u); // 16 empty blocks
+    // the run is a partial codec's form: a plain block parse refuses its tag
+    const auto run = with_count(2);
+    BOOST_CHECK_THROW(sw::parse_block<double>(sd::bytes_of(run, n).subspan(8), window), sr::error);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -107,31 +107,29 @@ public:
     template <class In, class Out, class Op>
     report reduce(const In& in, Out&& out, const Op& op)
     {
-        return call<true>(in, std::forward<Out>(out), op, {});
+        return call(in, std::forward<Out>(out), op, {});
     }
 
-    // reduce through the windowed pipeline only, whatever the input, on a
-    /// rank that has already failed when `failure` is not empty (allreduce's
-    /// reduce half: its broadcast pairs with the windowed stream, and a
-    /// non-root's output of the wrong size fails it). The failure goes up
-    /// the tree as one found here would.
+    // reduce on a rank that has already failed when `failure` is not empty
+    // (allreduce's reduce half: a non-root's output of the wrong size fails
+    // it). The failure goes up the tree as one found here would. A sparse
+    // input may travel whole, as in reduce: its cost is then its entries',
+    // not the windows of the dimension.
     template <class In, class Out, class Op>
-    report reduce_windowed(const In& in, Out&& out, const Op& op, const std::string& failure)
+    report reduce_failed_before(const In& in, Out&& out, const Op& op, const std::string& failure)
     {
-        return call<false>(in, std::forward<Out>(out), op, failure);
+        return call(in, std::forward<Out>(out), op, failure);
     }
 
 private:
-    // Whole: whether the call may take the whole-message path (a compile-time
-    // choice, so a windowed-only caller does not compile that path).
-    template <bool Whole, class In, class Out, class Op>
+    template <class In, class Out, class Op>
     report call(const In& in, Out&& out, const Op& op, const std::string& failure)
     {
         if constexpr (detail::checked_call<In, Out, Op>()) {
             detail::require_not_finalized(); // a plan holds its communicators' handles
             const double start = MPI_Wtime();
             auto&& target = detail::writable_output(std::forward<Out>(out));
-            report rep = reduce_checked<Whole>(in, target, op, failure);
+            report rep = reduce_checked(in, target, op, failure);
             rep.seconds = MPI_Wtime() - start;
             return rep;
         } else {
@@ -146,7 +144,7 @@ private:
     // plan's dimension locally, so the rank at fault throws.
     void agree(const std::string& failure, bool dimension_agreed);
 
-    template <bool Whole, representation In, representation Out, class Op>
+    template <representation In, representation Out, class Op>
     report reduce_checked(const In& in, Out& out, const Op& op, const std::string& failed_before)
     {
         using T = value_type_of<In>;
@@ -169,7 +167,7 @@ private:
                            std::to_string(sparse_reduce::dimension(in)) + ", the plan has " + std::to_string(dimension_);
         // The path (select/path.hpp): sparse inputs under the adaptive wire may
         // travel whole (one message per edge), at once or as selection finds.
-        constexpr bool whole_path = Whole && index_value_representation<In>; // compiled only where it may run
+        constexpr bool whole_path = index_value_representation<In>; // compiled only where it may run
         const detail::whole_rule rule =
             whole_path ? policy().whole_messages(true, size_) : detail::whole_rule::never;
         const bool may_travel_whole = rule != detail::whole_rule::never;

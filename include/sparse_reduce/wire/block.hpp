@@ -11,6 +11,10 @@
 //   tag 3 rle            count words of the NaN-marker RLE (float, double)
 //   tag 4 bitmap         count entries: a bit per element (ceil(len / 64)
 //                        u64 words), count values (wire/bitmap.hpp)
+//   tag 5 empty_run      no payload: this window and the count - 1 after it
+//                        hold only the identity (allreduce's sparse
+//                        partials, so an empty window costs neither bytes
+//                        nor a pass; parse_block takes it only when asked)
 //
 // Offsets are relative to the block's first index; the block length is known
 // to both sides. The 8-byte header keeps every payload 8-aligned, so a
@@ -108,8 +112,10 @@ struct block_view {
 // Parses the block at the front of `bytes` for a block of `len` elements.
 // Checks the header and sizes; the entries themselves are checked by the
 // reader that visit_block hands out.
+// With `runs`, an empty run is a block too (its view's count: its windows;
+// the caller checks they lie within its range); without, its tag is unknown.
 template <wire_value T>
-block_view<T> parse_block(std::span<const std::byte> bytes, std::size_t len)
+block_view<T> parse_block(std::span<const std::byte> bytes, std::size_t len, bool runs = false)
 {
     if (bytes.size() < header_bytes) detail::fail("malformed block: truncated header");
     if (reinterpret_cast<std::uintptr_t>(bytes.data()) % 8 != 0) detail::fail("malformed block: misaligned buffer");
@@ -117,7 +123,7 @@ block_view<T> parse_block(std::span<const std::byte> bytes, std::size_t len)
     std::uint32_t count;
     std::memcpy(&count, bytes.data() + 4, 4);
     const std::byte* payload = bytes.data() + header_bytes;
-    if (tag > static_cast<std::uint8_t>(block_tag::bitmap)) // the last tag
+    if (tag > static_cast<std::uint8_t>(runs ? block_tag::empty_run : block_tag::bitmap)) // the last tag
         detail::fail("malformed block: unknown tag " + std::to_string(tag));
     block_view<T> v{static_cast<block_tag>(tag), len, count, nullptr, nullptr, 0};
     auto need = [&](std::size_t n) {
@@ -164,6 +170,10 @@ block_view<T> parse_block(std::span<const std::byte> bytes, std::size_t len)
         need(rle_bytes<T>(count));
         v.values = reinterpret_cast<const T*>(payload);
         break;
+    case block_tag::empty_run:
+        if (count == 0) detail::fail("malformed block: an empty run of no windows");
+        need(header_bytes);
+        break;
     }
     return v;
 }
@@ -182,6 +192,9 @@ decltype(auto) visit_block(const block_view<T>& v, const T& id, F&& f)
                                                     {v.values, v.count}, v.length));
     case block_tag::bitmap:
         return f(d::bitmap_reader<T>(static_cast<const std::uint64_t*>(v.offsets), v.values, v.length));
+    case block_tag::empty_run:
+        return f(d::sparse_reader<T, std::uint32_t>({static_cast<const std::uint32_t*>(nullptr), 0},
+                                                    {static_cast<const T*>(nullptr), 0}, v.length));
     case block_tag::rle:
         if constexpr (rle_value<T>) return f(d::rle_reader<T>({v.values, v.count}, v.length, id));
         [[fallthrough]];

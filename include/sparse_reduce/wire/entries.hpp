@@ -7,6 +7,7 @@
 //   index_value16   offsets widened into the caller's room, values in place
 //   bitmap          its set bits listed into the room, values in place
 //   rle, dense      their non-identity entries written into the room
+//   empty_run       none
 //
 // The room is window-sized scratch the caller keeps (a block holds at most
 // its length in entries). Every form but the first costs one pass over the
@@ -51,6 +52,7 @@ entry_arrays<T> entries_of(const block_view<T>& v, const T& id, std::uint32_t* i
             .for_each([&out](std::size_t i, const T&) { *out++ = static_cast<std::uint32_t>(i); });
         return {idx_room, v.values, static_cast<std::size_t>(out - idx_room)};
     }
+    case block_tag::empty_run: return {idx_room, val_room, 0};
     case block_tag::rle:
     case block_tag::dense: break;
     }

@@ -41,7 +41,10 @@ inline const char* to_string(format f)
     detail::fail("wire::to_string: not a wire::format (" + std::to_string(static_cast<int>(f)) + ")");
 }
 
-enum class block_tag : std::uint8_t { dense = 0, index_value16 = 1, index_value32 = 2, rle = 3, bitmap = 4 };
+enum class block_tag : std::uint8_t { dense = 0, index_value16 = 1, index_value32 = 2, rle = 3, bitmap = 4, empty_run = 5 };
+
+// Windows one empty run may cover (its count field); longer runs are split.
+inline constexpr std::size_t max_run_windows = std::numeric_limits<std::uint32_t>::max();
 
 inline constexpr std::size_t header_bytes = 8;
 // Blocks up to this length give their entries' offsets in 16 bits (every
@@ -268,6 +271,13 @@ std::size_t write_rle(Reader r, std::size_t words, std::size_t len, const T& id,
     std::memset(reinterpret_cast<std::byte*>(w + sink.words()), 0,
                 rle_bytes<T>(sink.words()) - header_bytes - sink.words() * sizeof(T));
     return rle_bytes<T>(sink.words());
+}
+
+// An empty run over `windows` (1 to max_run_windows) consecutive windows.
+inline std::size_t write_empty_run(std::byte* out, std::size_t windows)
+{
+    write_header(out, block_tag::empty_run, static_cast<std::uint32_t>(windows));
+    return header_bytes;
 }
 
 template <wire_value T>

@@ -134,6 +134,57 @@ std::size_t append_block(const partial<T>& p, const T* dense, std::size_t lo, st
                                       len, id, f, out, bitmap);
 }
 
+// Windows from window w of [first, first + length) (windows of `window`,
+// `windows` of them; w and every stride-th after it) in which a sparse
+// partial stores no entry: an empty run's count, at most max_run_windows.
+// 0 for a dense one: its windows go as blocks, whatever they hold.
+template <class T>
+std::size_t empty_windows(const partial<T>& p, const T* dense, std::size_t first, std::size_t w, std::size_t windows,
+                          std::size_t window, std::size_t stride)
+{
+    if (dense || p.is_dense) return 0;
+    const auto idx = p.sparse.indices();
+    const auto it = std::lower_bound(idx.begin(), idx.end(), static_cast<std::uint64_t>(first + w * window));
+    const std::size_t next =
+        it == idx.end() ? windows : std::min(windows, (static_cast<std::size_t>(*it) - first) / window);
+    return next <= w ? 0 : std::min(wire::max_run_windows, (next - w + stride - 1) / stride);
+}
+
+// Appends window w of [first, first + length) at byte `at` of buf: an
+// empty run over it and the empty windows after it (every stride-th) when
+// a sparse partial has no entry there, so a sparse partial costs its
+// entries, not its windows; else its block. Returns the new end; `covered`:
+// the windows written.
+template <class T>
+std::size_t append_window(const partial<T>& p, const T* dense, std::size_t first, std::size_t length, std::size_t w,
+                          std::size_t window, std::size_t stride, const T& id, wire::format f, wire_buffer& buf,
+                          std::size_t at, bool bitmap, std::size_t& covered)
+{
+    covered = empty_windows(p, dense, first, w, (length + window - 1) / window, window, stride);
+    if (covered) {
+        if (buf.size() * 8 < at + wire::header_bytes) buf.resize(at / 8 + 1);
+        return at + wire::detail::write_empty_run(reinterpret_cast<std::byte*>(buf.data()) + at, covered);
+    }
+    covered = 1;
+    const std::size_t lo = first + w * window;
+    return append_block<T>(p, dense, lo, std::min(window, first + length - lo), id, f, buf, at, bitmap);
+}
+
+// The block of the window at lo of a range ending at `to`, at the front of
+// bytes. An empty run's view stands for every element it covers (its
+// length), which must lie in the range.
+template <class T>
+wire::block_view<T> parse_window(std::span<const std::byte> bytes, std::size_t lo, std::size_t to, std::size_t window)
+{
+    auto v = wire::parse_block<T>(bytes, std::min(window, to - lo), true);
+    if (v.tag == wire::block_tag::empty_run) {
+        if (v.count - 1 > (to - lo - 1) / window)
+            fail("malformed block: an empty run of " + std::to_string(v.count) + " windows passes its range's end");
+        v.length = std::min(to - lo, v.count * window); // count * window < to - lo + window: no overflow
+    }
+    return v;
+}
+
 // Appends one decoded block (window at lo) to an index/value accumulator.
 template <class T>
 void append_entries(const wire::block_view<T>& v, std::size_t lo, const T& id, std::vector<std::uint64_t>& idx,
@@ -155,12 +206,12 @@ std::size_t decode_blocks(std::span<const std::byte> bytes, std::size_t at, std:
                           std::size_t to, std::size_t window, const T& id, T* dense_out, std::vector<std::uint64_t>& idx,
                           value_vector<T>& val)
 {
-    for (std::size_t lo = from; lo < to; lo += window) {
-        const std::size_t len = std::min(window, to - lo);
-        const auto v = wire::parse_block<T>(bytes.subspan(at), len);
+    for (std::size_t lo = from; lo < to;) {
+        const auto v = parse_window<T>(bytes.subspan(at), lo, to, window);
         at += v.bytes;
-        if (dense_out) wire::decode_block_into(v, id, std::span<T>(dense_out + base + lo, len));
+        if (dense_out) wire::decode_block_into(v, id, std::span<T>(dense_out + base + lo, v.length));
         else append_entries(v, base + lo, id, idx, val);
+        lo += v.length;
     }
     return at;
 }
@@ -173,8 +224,8 @@ template <class T>
 std::size_t append_blocks(const partial<T>& p, const T* dense, std::size_t first, std::size_t length,
                           std::size_t window, const T& id, wire::format f, wire_buffer& buf, std::size_t at, bool bitmap)
 {
-    for (std::size_t lo = first; lo < first + length; lo += window)
-        at = append_block<T>(p, dense, lo, std::min(window, first + length - lo), id, f, buf, at, bitmap);
+    for (std::size_t w = 0, covered = 0; w * window < length; w += covered)
+        at = append_window<T>(p, dense, first, length, w, window, 1, id, f, buf, at, bitmap, covered);
     return at;
 }
 
@@ -188,12 +239,14 @@ std::size_t encode_partial(const partial<T>* p, std::size_t dimension, std::size
     return append_blocks<T>(*p, nullptr, 0, dimension, window, id, f, buf, 8, true);
 }
 
-// A whole partial's blocks, parsed in place, and how many entries they hold
-// (a dense or RLE block counted as full, an index/value or bitmap block by its
-// entries): the form to decode or fold into.
+// A whole partial's blocks, parsed in place (views[k] at element firsts[k];
+// an empty run is one view), and how many entries they hold (a dense or RLE
+// block counted as full, an index/value or bitmap block by its entries):
+// the form to decode or fold into.
 template <class T>
 struct parsed_partial {
     std::vector<wire::block_view<T>> views;
+    std::vector<std::size_t> firsts;
     std::size_t entries = 0;
 };
 
@@ -202,36 +255,46 @@ parsed_partial<T> parse_partial(std::span<const std::byte> bytes, std::size_t di
 {
     parsed_partial<T> b;
     std::size_t at = 0;
-    for (std::size_t lo = 0; lo < dimension; lo += window) {
-        b.views.push_back(wire::parse_block<T>(bytes.subspan(at), std::min(window, dimension - lo)));
-        const auto& v = b.views.back();
+    for (std::size_t lo = 0; lo < dimension;) {
+        const auto v = parse_window<T>(bytes.subspan(at), lo, dimension, window);
         const bool listed = v.tag == wire::block_tag::index_value16 || v.tag == wire::block_tag::index_value32 ||
                             v.tag == wire::block_tag::bitmap;
-        b.entries += listed ? v.count : v.length;
+        b.entries += listed ? v.count : v.tag == wire::block_tag::empty_run ? 0 : v.length;
+        b.views.push_back(v);
+        b.firsts.push_back(lo);
         at += v.bytes;
+        lo += v.length;
     }
     if (at != bytes.size()) fail("malformed message: " + std::to_string(bytes.size() - at) + " bytes after the last block");
     return b;
 }
 
+// The parsed blocks into a dense array of the dimension (an empty run
+// filled with the identity).
+template <class T>
+void decode_partial_into(const parsed_partial<T>& b, const T& id, T* out)
+{
+    for (std::size_t k = 0; k < b.views.size(); ++k)
+        wire::decode_block_into(b.views[k], id, std::span<T>(out + b.firsts[k], b.views[k].length));
+}
+
 // The parsed blocks as a partial: dense (dense blocks by memcpy) when their
 // entries fill it, else index/value.
 template <class T>
-partial<T> decode_partial(const parsed_partial<T>& b, std::size_t dimension, std::size_t window, const T& id)
+partial<T> decode_partial(const parsed_partial<T>& b, std::size_t dimension, const T& id)
 {
     partial<T> p;
     if (dense_is_smaller<T>(b.entries, dimension)) {
         p.is_dense = true;
         p.dense.resize(dimension);
-        for (std::size_t k = 0; k < b.views.size(); ++k)
-            wire::decode_block_into(b.views[k], id, std::span<T>(p.dense.data() + k * window, b.views[k].length));
+        decode_partial_into(b, id, p.dense.data());
         return p;
     }
     std::vector<std::uint64_t> idx;
     value_vector<T> val;
     idx.reserve(b.entries);
     val.reserve(b.entries);
-    for (std::size_t k = 0; k < b.views.size(); ++k) append_entries(b.views[k], k * window, id, idx, val);
+    for (std::size_t k = 0; k < b.views.size(); ++k) append_entries(b.views[k], b.firsts[k], id, idx, val);
     p.sparse = index_value_vector<T, std::uint64_t>(dimension, idx, val);
     return p;
 }

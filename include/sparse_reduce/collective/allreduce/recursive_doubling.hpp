@@ -77,11 +77,9 @@ public:
         const std::size_t first = next_;
         std::size_t at = 0;
         if (status_ != 0) next_ = windows_;
-        while (next_ < windows_ && at < message_bytes_) {
-            const std::size_t lo = next_ * window_;
-            at = append_block<T>(*p_, nullptr, lo, std::min(window_, dimension_ - lo), id_, fmt_, b, at, buffers_.bitmap);
-            ++next_;
-        }
+        for (std::size_t covered = 0; next_ < windows_ && at < message_bytes_; next_ += covered)
+            at = append_window<T>(*p_, nullptr, 0, dimension_, next_, window_, 1, id_, fmt_, b, at, buffers_.bitmap,
+                                  covered);
         if (b.size() < at / 8 + trailer_words) b.resize(at / 8 + trailer_words);
         b[at / 8] = static_cast<std::uint64_t>(status_);
         b[at / 8 + 1] = next_ - first;
@@ -166,13 +164,27 @@ public:
     {
         if (!streamed_) return;
         try {
-            for (; folded_ < covered_ && folded_ < limit && !st_.failed(); ++folded_) {
+            while (folded_ < covered_ && folded_ < limit && !st_.failed()) {
                 const std::size_t lo = folded_ * window_;
-                const auto v = wire::parse_block<T>(bytes_of(buf_, end_).subspan(pos_), std::min(window_, dimension_ - lo));
-                pos_ += v.bytes;
-                fold_block_into_dense(v, acc_.dense_data() + lo, id_, op_, how_ == doubling_fold::theirs_left,
-                                      acc_.source ? acc_.source + lo : nullptr);
-                if (folded_ + 1 == covered_ && pos_ != end_)
+                if (run_end_ <= folded_) { // the next block; an empty run may pass `limit`: folded as far as it may
+                    const auto v = parse_window<T>(bytes_of(buf_, end_).subspan(pos_), lo,
+                                                   std::min(dimension_, covered_ * window_), window_);
+                    pos_ += v.bytes;
+                    if (v.tag == wire::block_tag::empty_run) {
+                        run_end_ = folded_ + v.count;
+                    } else {
+                        fold_block_into_dense(v, acc_.dense_data() + lo, id_, op_, how_ == doubling_fold::theirs_left,
+                                              acc_.source ? acc_.source + lo : nullptr);
+                        ++folded_;
+                    }
+                }
+                if (run_end_ > folded_) { // nothing of theirs: ours stays, read into place if still the input
+                    const std::size_t end = std::min({run_end_, covered_, limit});
+                    const std::size_t hi = std::min(dimension_, end * window_);
+                    if (acc_.source) std::copy(acc_.source + lo, acc_.source + hi, acc_.dense_data() + lo);
+                    folded_ = end;
+                }
+                if (folded_ == covered_ && pos_ != end_)
                     fail("malformed message: " + std::to_string(end_ - pos_) + " bytes after the last block");
             }
             // Every window written (and, if this rank sends, sent): the
@@ -190,13 +202,11 @@ public:
         try {
             const auto blocks = parse_partial<T>(bytes_of(buf_, whole_), dimension_, window_);
             if (how_ == doubling_fold::replace && acc_.is_dense && dense_is_smaller<T>(blocks.entries, dimension_)) {
-                for (std::size_t k = 0; k < blocks.views.size(); ++k) // as decode_partial would, into our array
-                    wire::decode_block_into(blocks.views[k], id_,
-                                            std::span<T>(acc_.dense_data() + k * window_, blocks.views[k].length));
+                decode_partial_into(blocks, id_, acc_.dense_data()); // as decode_partial would, into our array
                 acc_.source = nullptr; // every window replaced
                 return;
             }
-            auto theirs = decode_partial(blocks, dimension_, window_, id_);
+            auto theirs = decode_partial(blocks, dimension_, id_);
             acc_ = how_ == doubling_fold::replace       ? std::move(theirs)
                    : how_ == doubling_fold::theirs_left ? combine_partials(theirs, acc_, op_, dimension_)
                                                         : combine_partials(acc_, theirs, op_, dimension_);
@@ -217,6 +227,7 @@ private:
     wire_buffer& buf_;
     bool streamed_;
     std::size_t received_ = 0, covered_ = 0, folded_ = 0, pos_ = 0, end_ = 0, whole_ = 0;
+    std::size_t run_end_ = 0; // streamed: the window after the empty run being folded
 };
 
 // One step with `partner`: send ours (if send), receive theirs (if receive)

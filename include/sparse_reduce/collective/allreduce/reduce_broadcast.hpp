@@ -75,17 +75,22 @@ inline std::vector<broadcast_stream> broadcast_streams(int me, int P, bool two)
     return out;
 }
 
-// Entries decoded stream by stream, window w's at [spans[w].first,
-// spans[w].second), put back in window (so index) order.
+// Where a window's entries went: [begin, end) of the decoded entries.
+struct window_span {
+    std::size_t window, begin, end;
+};
+
+// Entries decoded stream by stream, each decoded window's at its span, put
+// back in window (so index) order.
 template <class T>
-void window_order(std::vector<std::uint64_t>& idx, value_vector<T>& val,
-                  const std::vector<std::pair<std::size_t, std::size_t>>& spans)
+void window_order(std::vector<std::uint64_t>& idx, value_vector<T>& val, std::vector<window_span>& spans)
 {
+    std::sort(spans.begin(), spans.end(), [](const window_span& a, const window_span& b) { return a.window < b.window; });
     std::vector<std::uint64_t> i2;
     value_vector<T> v2;
     i2.reserve(idx.size());
     v2.reserve(val.size());
-    for (const auto& [b, e] : spans) {
+    for (const auto& [w, b, e] : spans) {
         i2.insert(i2.end(), idx.begin() + static_cast<std::ptrdiff_t>(b), idx.begin() + static_cast<std::ptrdiff_t>(e));
         v2.insert(v2.end(), val.begin() + static_cast<std::ptrdiff_t>(b), val.begin() + static_cast<std::ptrdiff_t>(e));
     }
@@ -136,8 +141,7 @@ public:
                       report& rep)
         : pc_(pc), me_(me), dimension_(dimension), window_(window), seg_bytes_(seg_bytes), id_(id), fmt_(fmt),
           bitmap_(bitmap),
-          streams_(streams), rep_(rep), windows_((dimension + window - 1) / window), next_(streams.size()),
-          spans_(windows_)
+          streams_(streams), rep_(rep), windows_((dimension + window - 1) / window), next_(streams.size())
     {
         for (std::size_t k = 0; k < next_.size(); ++k) next_[k] = k;
     }
@@ -177,11 +181,11 @@ private:
     std::size_t root_message(const partial<T>& root, const T* root_dense, std::size_t k, std::size_t left,
                              wire_buffer& buf, std::size_t& blocks) const
     {
-        std::size_t n = 8;
-        do {
-            const std::size_t lo = (next_[k] + blocks * streams_.size()) * window_;
-            n = append_block(root, root_dense, lo, std::min(window_, dimension_ - lo), id_, fmt_, buf, n, bitmap_);
-            ++blocks;
+        std::size_t n = 8, covered = 0;
+        do { // a sparse result's empty windows as empty runs (over this stream's windows)
+            n = append_window(root, root_dense, 0, dimension_, next_[k] + blocks * streams_.size(), window_,
+                              streams_.size(), id_, fmt_, buf, n, bitmap_, covered);
+            blocks += covered;
         } while (blocks < left && n < seg_bytes_);
         buf[0] = blocks;
         return n;
@@ -203,12 +207,25 @@ private:
     {
         try {
             const auto bytes = bytes_of(m, n);
+            const std::size_t S = streams_.size();
             std::size_t at = 8;
-            for (std::size_t w = first; w < end; w += streams_.size()) {
-                spans_[w].first = idx_.size();
-                at = decode_blocks(bytes, at, 0, w * window_, std::min((w + 1) * window_, dimension_), window_, id_,
-                                   dense_out, idx_, val_);
-                spans_[w].second = idx_.size();
+            for (std::size_t w = first; w < end;) {
+                const std::size_t lo = w * window_;
+                const auto v = wire::parse_block<T>(bytes.subspan(at), std::min(window_, dimension_ - lo), true);
+                if (v.tag == wire::block_tag::empty_run) { // windows w, w + S, ...: the identity
+                    if (v.count - 1 > (end - 1 - w) / S) fail("malformed broadcast message: an empty run passes its windows");
+                    for (std::size_t i = 0; dense_out && i < v.count; ++i) {
+                        const std::size_t lo2 = (w + i * S) * window_;
+                        std::fill(dense_out + lo2, dense_out + std::min(dimension_, lo2 + window_), id_);
+                    }
+                    at += v.bytes;
+                    w += v.count * S;
+                    continue;
+                }
+                const std::size_t begin = idx_.size();
+                at = decode_blocks(bytes, at, 0, lo, std::min(lo + window_, dimension_), window_, id_, dense_out, idx_, val_);
+                if (S > 1 && !dense_out) spans_.push_back({w, begin, idx_.size()});
+                w += S;
             }
             if (at != n) fail("malformed broadcast message: bytes after its blocks");
         } catch (...) {
@@ -226,7 +243,7 @@ private:
     report& rep_;
     std::size_t windows_;
     std::vector<std::size_t> next_;
-    std::vector<std::pair<std::size_t, std::size_t>> spans_; // where each window's entries went
+    std::vector<window_span> spans_; // where each decoded window's entries went (several streams, sparse output)
     std::vector<wire_buffer> messages_;
     std::vector<std::uint64_t> idx_;
     value_vector<T> val_;
@@ -272,7 +289,7 @@ report reduce_then_broadcast(reduce_core& reduce, MPI_Comm pc, std::size_t dimen
             failure = unprefixed(current_exception_text());
         }
     try {
-        rep = reduce.reduce_windowed(in, out, op, failure); // its broadcast pairs with the windowed stream
+        rep = reduce.reduce_failed_before(in, out, op, failure);
     } catch (...) {
         failure = current_failure_text(me);
     }

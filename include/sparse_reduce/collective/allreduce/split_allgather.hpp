@@ -9,7 +9,9 @@
 // windows (about stream_message_bytes when dense), each message the segment's wire blocks
 // then its sender's status word, in steps: in step j every member sends
 // segment j of what it owes each peer (two in flight per peer at most),
-// then takes segment j from every member in member order. So a member
+// then takes segment j from every member in member order; segments in
+// which a sparse partial has no entry ride along with the one before as
+// empty runs (segment_stream.hpp). So a member
 // holds its input, its range's accumulator, the output and a few messages
 // per peer, not every piece whole (peak memory: doc/benchmarks.md), and a
 // dense accumulator gets the pieces in rank order, the serial fold's order, bit for bit. Full ranges go raw
@@ -35,114 +37,10 @@
 #include "messages.hpp"
 #include "partial_codec.hpp"
 #include "partial_ops.hpp"
+#include "segment_stream.hpp"
 #include "status.hpp"
 
 namespace sparse_reduce::detail {
-
-// Elements per segment: whole windows, about stream_message_bytes dense.
-template <class T>
-std::size_t segment_elements(std::size_t window)
-{
-    return window * std::max<std::size_t>(1, stream_message_bytes / (window * sizeof(T)));
-}
-
-inline std::size_t segments_of(std::size_t len, std::size_t seg) { return (len + seg - 1) / seg; }
-
-// One streamed exchange within group pc: sends[d] segments to member d,
-// encode(d, j, buf) writing segment j for d as wire blocks (returns their
-// bytes); recvs[r] segments from member r (this member's own encoded
-// likewise), each given to take(r, j, its blocks). Step j sends before it
-// receives, and a send slot is reused only once step j - 2 has arrived:
-// every member reaches every step. A failed member (st) sends its status
-// alone; what the others take stops at the first failure they hear of.
-//
-// A pair of members may exchange raw segments instead: the range's values
-// as they are, with no block headers and no status word. raw_out(d, j) is
-// segment j for d as such bytes (empty: encode it); MPI sends them from
-// where they lie, the caller's array, with no copy into a message.
-// raw_in(r, j) is where r's raw segment j goes (empty: not raw), the
-// receiver knowing its size; take then gets those bytes. Both sides of a
-// pair decide alike from counts they exchanged before (a raw pair's sender
-// sends its values even once it failed: the failure is settled at the end).
-// This member's own segment is taken from raw_out(me, j) when it gives one.
-template <class Encode, class Take, class RawOut, class RawIn>
-void stream_segments(MPI_Comm pc, std::span<const std::size_t> sends, std::span<const std::size_t> recvs,
-                     const Encode& encode, const Take& take, const RawOut& raw_out, const RawIn& raw_in, report& rep,
-                     call_status& st, exchange_buffers& buffers)
-{
-    int member = 0, G = 1;
-    MPI_Comm_rank(pc, &member);
-    MPI_Comm_size(pc, &G);
-    const auto me = static_cast<std::size_t>(member), n = static_cast<std::size_t>(G);
-    auto& slots = buffers.pieces; // two send buffers per member
-    slots.resize(2 * n);
-    std::vector<std::vector<MPI_Request>> reqs(2 * n);
-    const auto message = [&](std::size_t d, std::size_t j, wire_buffer& b) {
-        std::size_t at = 0;
-        if (!st.failed()) try {
-                at = encode(d, j, b);
-            } catch (...) {
-                st.fail_here();
-                at = 0;
-            }
-        if (b.size() < at / 8 + 1) b.resize(at / 8 + 1);
-        b[at / 8] = static_cast<std::uint64_t>(st.word());
-        return at + 8;
-    };
-    const auto taken = [&](std::size_t r, std::size_t j, std::span<const std::byte> bytes) {
-        if (!st.failed()) try {
-                take(r, j, bytes);
-            } catch (...) {
-                st.fail_here();
-            }
-    };
-    std::size_t steps = 0;
-    for (std::size_t k = 0; k < n; ++k) steps = std::max({steps, sends[k], recvs[k]});
-    for (std::size_t j = 0; j < steps; ++j) {
-        for (std::size_t i = 1; i < n; ++i) {
-            const std::size_t d = (me + i) % n, slot = 2 * d + j % 2;
-            if (j >= sends[d]) continue;
-            wait_all(reqs[slot]); // a kept buffer is not shrunk: growing it again would zero it
-            const std::span<const std::byte> raw = raw_out(d, j);
-            const std::size_t bytes = raw.empty() ? message(d, j, slots[slot]) : raw.size();
-            isend_bytes(raw.empty() ? static_cast<const void*>(slots[slot].data()) : raw.data(), bytes,
-                        static_cast<int>(d), doubling_tag, pc, reqs[slot]);
-            rep.bytes_sent += bytes;
-            ++rep.messages_sent;
-        }
-        for (std::size_t r = 0; r < n; ++r) {
-            if (j >= recvs[r]) continue;
-            if (r == me) {
-                if (const std::span<const std::byte> raw = raw_out(me, j); !raw.empty()) {
-                    taken(me, j, raw);
-                    continue;
-                }
-            } else if (const std::span<std::byte> into = raw_in(r, j); !into.empty()) {
-                recv_bytes(into.data(), into.size(), static_cast<int>(r), doubling_tag, pc);
-                rep.bytes_received += into.size();
-                taken(r, j, into);
-                continue;
-            }
-            wire_buffer& b = r == me ? slots[2 * me] : buffers.receive;
-            std::size_t bytes = 0;
-            if (r == me) {
-                bytes = message(me, j, b);
-            } else {
-                bytes = recv_message(static_cast<int>(r), doubling_tag, pc, b);
-                rep.bytes_received += bytes;
-            }
-            if (st.failed()) continue;
-            try {
-                if (bytes < 8 || bytes % 8) fail("malformed segment of " + std::to_string(bytes) + " bytes");
-                if (const auto status = static_cast<std::int64_t>(b[bytes / 8 - 1])) st.hear(status);
-                else take(r, j, bytes_of(b, bytes - 8));
-            } catch (...) {
-                st.fail_here();
-            }
-        }
-    }
-    for (auto& r : reqs) wait_all(r);
-}
 
 // An entry count not known.
 inline constexpr std::size_t no_count = ~std::size_t{0};
@@ -192,17 +90,20 @@ std::size_t entries_in(const partial<T>& mine, const T* dense_in, std::size_t lo
     return static_cast<std::size_t>(std::lower_bound(b, idx.end(), static_cast<std::uint64_t>(hi)) - b);
 }
 
-// Segment j of the windows of [0, len) as blocks from byte 0 of `bytes`:
-// each given to f(view, lo); the bytes must end with the last.
+// Segments [j, j + k) of the windows of [0, len) as blocks from byte 0 of
+// `bytes`: each given to f(view, lo) (an empty run as one view); the bytes
+// must end with the last.
 template <class T, class F>
-void for_blocks(std::span<const std::byte> bytes, std::size_t j, std::size_t seg, std::size_t len, std::size_t window,
-                const F& f)
+void for_blocks(std::span<const std::byte> bytes, std::size_t j, std::size_t k, std::size_t seg, std::size_t len,
+                std::size_t window, const F& f)
 {
     std::size_t at = 0;
-    for (std::size_t lo = j * seg; lo < std::min(len, (j + 1) * seg); lo += window) {
-        const auto v = wire::parse_block<T>(bytes.subspan(at), std::min(window, len - lo));
+    const std::size_t to = std::min(len, (j + k) * seg);
+    for (std::size_t lo = j * seg; lo < to;) {
+        const auto v = parse_window<T>(bytes.subspan(at), lo, to, window);
         at += v.bytes;
         f(v, lo);
+        lo += v.length;
     }
     if (at != bytes.size()) fail("malformed segment: " + std::to_string(bytes.size() - at) + " bytes after its blocks");
 }
@@ -299,7 +200,7 @@ partial<T> fold_sparse_pieces(std::vector<wire_buffer>& whole, std::span<const s
     if (st.failed()) return acc;
     try {
         for (std::size_t r = 0; r < whole.size(); ++r) {
-            auto piece = decode_partial(parse_partial<T>(bytes_of(whole[r], filled[r]), len, window), len, window, id);
+            auto piece = decode_partial(parse_partial<T>(bytes_of(whole[r], filled[r]), len, window), len, id);
             acc = r == 0 ? std::move(piece) : combine_partials(acc, piece, op, len);
             whole[r] = {};
         }
@@ -320,7 +221,7 @@ partial<T> scatter_sparse(MPI_Comm pc, std::span<const std::size_t> sends, std::
 {
     std::vector<wire_buffer> whole(recvs.size());
     std::vector<std::size_t> filled(recvs.size(), 0);
-    const auto take = [&](std::size_t r, std::size_t, std::span<const std::byte> bytes) {
+    const auto take = [&](std::size_t r, std::size_t, std::size_t, std::span<const std::byte> bytes) {
         whole[r].resize((filled[r] + bytes.size()) / 8);
         std::copy(bytes.begin(), bytes.end(), reinterpret_cast<std::byte*>(whole[r].data()) + filled[r]);
         filled[r] += bytes.size();
@@ -329,6 +230,30 @@ partial<T> scatter_sparse(MPI_Comm pc, std::span<const std::size_t> sends, std::
                     rep, st, buffers);
     return fold_sparse_pieces(whole, filled, len, window, id, op, st);
 }
+
+// This member's own piece, first of its segment (scatter_ranges): folded
+// with the next piece, or written as it is (flush) if none comes (empty
+// runs stood for the others').
+template <class T>
+struct pending_piece {
+    const T* values = nullptr;
+    T* to = nullptr;
+    std::size_t length = 0;
+    void hold(const T* v, T* at, std::size_t n)
+    {
+        flush();
+        values = v;
+        to = at;
+        length = n;
+    }
+    void flush()
+    {
+        if (values) std::copy(values, values + length, to);
+        values = nullptr;
+    }
+    const T* take() { return std::exchange(values, nullptr); }
+    const T* at(std::size_t offset) const { return values ? values + offset : nullptr; }
+};
 
 // Updating within a group: member k gets every member's entries in its
 // range [ranges[k], ranges[k + 1]) (windows of `window` from the range's
@@ -367,9 +292,9 @@ partial<T> scatter_ranges(MPI_Comm pc, const partial<T>& mine, const T* dense_in
     const auto piece = [&](std::size_t d, std::size_t j) { // segment j of range d: first element, length
         return std::pair{ranges[d] + j * seg, std::min(seg, ranges[d + 1] - ranges[d] - j * seg)};
     };
-    const auto encode = [&](std::size_t d, std::size_t j, wire_buffer& b) {
-        const auto [first, length] = piece(d, j);
-        return append_blocks<T>(mine, dense_in, first, length, window, id, fmt, b, 0, buffers.bitmap);
+    const auto encode = [&](std::size_t d, std::size_t j, wire_buffer& b, std::size_t& k) {
+        return append_segments<T>(mine, dense_in, ranges[d] + j * seg, ranges[d + 1], seg, window, id, fmt, b,
+                                  buffers.bitmap, k);
     };
     // what this member sends raw (its counts said so), whatever its own accumulator
     const auto raw_to = [&](std::size_t d, std::size_t j) {
@@ -391,19 +316,19 @@ partial<T> scatter_ranges(MPI_Comm pc, const partial<T>& mine, const T* dense_in
             if (r == 0) return raw_bytes(acc.dense_data() + (first - ranges[me]), length);
             return receive_room<T>(buffers, length);
         };
-        const T* pending = nullptr; // this member's own piece, first of its segment: folded with the next
+        pending_piece<T> pending;
         std::size_t counted = 0, counted_segments = 0; // the accumulator's entries, from raw last folds
-        const auto take = [&](std::size_t r, std::size_t j, std::span<const std::byte> bytes) {
+        const auto take = [&](std::size_t r, std::size_t j, std::size_t k, std::span<const std::byte> bytes) {
             const std::size_t length = piece(me, j).second;
             T* a = acc.dense_data() + j * seg;
             if (r == me ? own != nullptr : raw(recv[r])) {
                 const T* v = reinterpret_cast<const T*>(bytes.data());
                 const auto fold = [&]<bool counting>(std::bool_constant<counting>) {
-                    return pending ? fold_dense_to<counting>(a, std::exchange(pending, nullptr), v, length, op, id)
+                    return pending.values ? fold_dense_to<counting>(a, pending.take(), v, length, op, id)
                                    : fold_dense<counting>(a, v, length, false, op, id);
                 };
                 if (r == 0) { // another's is received in place (raw_in)
-                    if (r == me) pending = v;
+                    if (r == me) pending.hold(v, a, length);
                 } else if (r + 1 < n) {
                     fold(std::false_type{});
                 } else { // the last piece: its fold counts the result
@@ -412,13 +337,14 @@ partial<T> scatter_ranges(MPI_Comm pc, const partial<T>& mine, const T* dense_in
                 }
                 return;
             }
-            for_blocks<T>(bytes, j, seg, len, window, [&](const wire::block_view<T>& v, std::size_t lo2) {
+            for_blocks<T>(bytes, j, k, seg, len, window, [&](const wire::block_view<T>& v, std::size_t lo2) {
                 if (r == 0) wire::decode_block_into(v, id, std::span<T>(acc.dense_data() + lo2, v.length));
-                else fold_block_into_dense(v, acc.dense_data() + lo2, id, op, false, pending ? pending + (lo2 - j * seg) : nullptr);
+                else fold_block_into_dense(v, acc.dense_data() + lo2, id, op, false, pending.at(lo2 - j * seg));
             });
-            pending = nullptr;
+            pending.values = nullptr;
         };
         stream_segments(pc, sends, recvs, encode, take, raw_out, raw_in, rep, st, buffers);
+        if (!st.failed()) pending.flush();
         if (entries_out && counted_segments == segments_of(len, seg)) *entries_out = counted;
         return acc;
     }
@@ -462,9 +388,8 @@ void allgather_ranges(MPI_Comm pc, const partial<T>& mine, std::span<const std::
         MPI_Allgather(&mine_raw, 1, MPI_UINT64_T, raw.data(), 1, MPI_UINT64_T, pc);
         if (in_place && !st.failed()) recvs[me] = 0;
     }
-    const auto encode = [&](std::size_t, std::size_t j, wire_buffer& b) {
-        return append_blocks<T>(mine, nullptr, j * seg, std::min(seg, len - j * seg), window, id,
-                                fmt, b, 0, buffers.bitmap);
+    const auto encode = [&](std::size_t, std::size_t j, wire_buffer& b, std::size_t& k) {
+        return append_segments<T>(mine, nullptr, j * seg, len, seg, window, id, fmt, b, buffers.bitmap, k);
     };
     const auto piece = [&](std::size_t r, std::size_t j) { // segment j of range r: local first element, length
         return std::pair{j * seg, std::min(seg, ranges[r + 1] - ranges[r] - j * seg)};
@@ -479,7 +404,7 @@ void allgather_ranges(MPI_Comm pc, const partial<T>& mine, std::span<const std::
         if (dense_out) return raw_bytes(dense_out + ranges[r] + first, length);
         return receive_room<T>(buffers, length); // failed: taken and dropped
     };
-    const auto take = [&](std::size_t r, std::size_t j, std::span<const std::byte> bytes) {
+    const auto take = [&](std::size_t r, std::size_t j, std::size_t k, std::span<const std::byte> bytes) {
         const auto [first, length] = piece(r, j);
         if (raw[r]) { // received in place, or this member's own to copy
             const T* v = reinterpret_cast<const T*>(bytes.data());
@@ -487,7 +412,8 @@ void allgather_ranges(MPI_Comm pc, const partial<T>& mine, std::span<const std::
             if (v != to) std::copy(v, v + length, to);
             return;
         }
-        if (decode_blocks(bytes, 0, ranges[r], first, first + length, window, id, dense_out, idx, val) != bytes.size())
+        const std::size_t to = std::min(ranges[r + 1] - ranges[r], first + k * seg);
+        if (decode_blocks(bytes, 0, ranges[r], first, to, window, id, dense_out, idx, val) != bytes.size())
             fail("malformed allgather segment: bytes after its blocks");
     };
     stream_segments(pc, sends, recvs, encode, take, raw_out, raw_in, rep, st, buffers);
