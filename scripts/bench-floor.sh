@@ -13,7 +13,7 @@
 #   p4.csv, p8.csv P = 4 and 8 (oversubscribed on 2 cores: bytes and messages
 #                  exact, times not), 0.1 % / 1 % / 10 %, root P - 1, every row
 #   huge.txt       huge_dim_bench: 5 entries per rank in a dimension of 2^40,
-#                  every policy, P = 2, 4, 8
+#                  every reduce and allreduce policy, P = 2, 4, 8
 # and prints the tables of doc/benchmarks.md (scripts/reduce-tables.py).
 # Every result is checked against MPI_Reduce's; a mismatch stops the script.
 # About 8 minutes with 5 rounds; run it on an otherwise idle machine.
