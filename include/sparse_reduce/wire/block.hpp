@@ -12,7 +12,8 @@
 //   tag 4 bitmap         count entries: a bit per element (ceil(len / 64)
 //                        u64 words), count values (wire/bitmap.hpp)
 //   tag 5 empty_run      no payload: this window and the count - 1 after it
-//                        hold only the identity (allreduce's sparse
+//                        in its stream (the next ones, or every S-th over
+//                        S broadcast trees) hold only the identity (allreduce's sparse
 //                        partials, so an empty window costs neither bytes
 //                        nor a pass; parse_block takes it only when asked)
 //

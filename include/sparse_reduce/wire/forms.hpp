@@ -273,7 +273,8 @@ std::size_t write_rle(Reader r, std::size_t words, std::size_t len, const T& id,
     return rle_bytes<T>(sink.words());
 }
 
-// An empty run over `windows` (1 to max_run_windows) consecutive windows.
+// An empty run over `windows` (1 to max_run_windows) windows of one stream
+// (consecutive, or every S-th over S broadcast trees).
 inline std::size_t write_empty_run(std::byte* out, std::size_t windows)
 {
     write_header(out, block_tag::empty_run, static_cast<std::uint32_t>(windows));

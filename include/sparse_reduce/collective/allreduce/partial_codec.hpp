@@ -134,6 +134,17 @@ std::size_t append_block(const partial<T>& p, const T* dense, std::size_t lo, st
                                       len, id, f, out, bitmap);
 }
 
+// The first element at or after `from` where a sparse partial stores an
+// entry (no_entry: none): where its run of empty windows or segments ends.
+inline constexpr std::size_t no_entry = ~std::size_t{0};
+template <class T>
+std::size_t next_entry(const partial<T>& p, std::size_t from)
+{
+    const auto idx = p.sparse.indices();
+    const auto it = std::lower_bound(idx.begin(), idx.end(), static_cast<std::uint64_t>(from));
+    return it == idx.end() ? no_entry : static_cast<std::size_t>(*it);
+}
+
 // Windows from window w of [first, first + length) (windows of `window`,
 // `windows` of them; w and every stride-th after it) in which a sparse
 // partial stores no entry: an empty run's count, at most max_run_windows.
@@ -143,10 +154,8 @@ std::size_t empty_windows(const partial<T>& p, const T* dense, std::size_t first
                           std::size_t window, std::size_t stride)
 {
     if (dense || p.is_dense) return 0;
-    const auto idx = p.sparse.indices();
-    const auto it = std::lower_bound(idx.begin(), idx.end(), static_cast<std::uint64_t>(first + w * window));
-    const std::size_t next =
-        it == idx.end() ? windows : std::min(windows, (static_cast<std::size_t>(*it) - first) / window);
+    const std::size_t e = next_entry(p, first + w * window);
+    const std::size_t next = e == no_entry ? windows : std::min(windows, (e - first) / window);
     return next <= w ? 0 : std::min(wire::max_run_windows, (next - w + stride - 1) / stride);
 }
 

@@ -128,8 +128,9 @@ inline void broadcast_outcome(MPI_Comm pc, int me, const broadcast_stream& s, co
 }
 
 // The result's segments down the streams, each message forwarded on
-// arrival. A message: a word with its number of blocks, then blocks of one
-// window each (stream s has windows s, s + S, ...), cut once it reaches the
+// arrival. A message: a word with the number of windows it covers, then a
+// block per window or an empty run over several (stream s has windows s,
+// s + S, ...), cut once it reaches the
 // segment size (a sparse result travels in few messages, a dense one one
 // window per message). Messages go (and are taken) in the order of their
 // first window, so no rank waits on a later one.
@@ -277,10 +278,12 @@ report reduce_then_broadcast(reduce_core& reduce, MPI_Comm pc, std::size_t dimen
     // One broadcast tree from 0 (binomial), or two (two_tree) that take
     // alternate windows: every rank then forwards about the result once.
     const auto streams = broadcast_streams(me, P, reduce.policy().two_trees());
-    // The broadcast's memory is taken before the reduce, whose protocol
-    // carries a rank's failure to the root, and the root's outcome goes to
-    // every rank before any data: a rank that cannot allocate (the root
-    // too) fails the call everywhere instead of leaving its peers waiting.
+    // The broadcast is made before the reduce, whose protocol carries a
+    // rank's failure to the root, and the root's outcome goes to every rank
+    // before any data: a rank that cannot make it (the root too) fails the
+    // call everywhere instead of leaving its peers waiting. What it grows
+    // later (the spans of decoded windows) can fail on that rank only, inside
+    // its receive: that rank throws, with nothing left queued.
     std::optional<segment_broadcast<T>> b;
     if (failure.empty()) try {
             b.emplace(pc, me, dimension, window, seg_bytes, identity<T>(op), reduce.policy().wire(), bitmap, streams,

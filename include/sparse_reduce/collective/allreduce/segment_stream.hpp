@@ -51,9 +51,7 @@ std::size_t empty_segments(const partial<T>& p, const T* dense, std::size_t from
                            std::size_t most)
 {
     if (dense || p.is_dense || from >= to) return 0;
-    const auto idx = p.sparse.indices();
-    const auto it = std::lower_bound(idx.begin(), idx.end(), static_cast<std::uint64_t>(from));
-    const std::size_t next = it == idx.end() ? to : std::min(to, static_cast<std::size_t>(*it));
+    const std::size_t next = std::min(to, next_entry(p, from));
     return std::min(most, next == to ? segments_of(to - from, seg) : (next - from) / seg);
 }
 
