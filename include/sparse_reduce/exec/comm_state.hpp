@@ -61,7 +61,7 @@ inline comm_state& state_of(MPI_Comm user)
 {
     return attached<comm_state>(user, [user] {
         const MPI_Comm dup = private_comm(user);
-        auto s = agree_on_setup(dup, [] { return std::make_unique<comm_state>(); }, "setting up the communicator failed on");
+        auto s = agree_on_setup(dup, [] { return std::make_unique<comm_state>(); }, setup_failed_on);
         s->dup = dup;
         return s;
     });

@@ -19,7 +19,6 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <new>
 #include <string>
 
 #include <mpi.h>
@@ -180,6 +179,9 @@ struct shared_duplicate {
     std::shared_ptr<private_duplicate> owner;
 };
 
+// The start of the error a failed setup throws on every rank.
+inline constexpr const char* setup_failed_on = "setting up the communicator failed on";
+
 // A communicator's state is made on its first use, on every rank in the same
 // call, and an allocation can fail on one rank only. make() runs on every
 // rank; then the ranks agree over `over` (one allreduce, on first use only):
@@ -208,21 +210,19 @@ inline const std::shared_ptr<private_duplicate>& private_comm_owner(MPI_Comm use
                // allocated before the (collective) duplication, which every rank
                // then makes, failed or not, so the agreement has a communicator
                std::unique_ptr<shared_duplicate> made;
+               std::string failure;
                try {
                    made = std::make_unique<shared_duplicate>(shared_duplicate{std::make_shared<private_duplicate>()});
                } catch (...) {
+                   int me = 0;
+                   MPI_Comm_rank(user, &me);
+                   failure = rank_failure_text(me);
                }
                MPI_Comm dup = MPI_COMM_NULL;
                if (MPI_Comm_dup(user, &dup) != MPI_SUCCESS) fail("MPI_Comm_dup failed");
                MPI_Comm_set_errhandler(dup, MPI_ERRORS_ARE_FATAL);
                try {
-                   agree_on_setup(
-                       dup,
-                       [&] {
-                           if (!made) throw std::bad_alloc();
-                           return 0;
-                       },
-                       "setting up the communicator failed on");
+                   throw_if_any_failed(dup, failure, setup_failed_on);
                } catch (...) {
                    MPI_Comm_free(&dup);
                    throw;
