@@ -37,7 +37,7 @@ BOOST_AUTO_TEST_CASE(index_value_vector_of_bools)
     for (std::uint32_t i = 0; i < 1000; i += 3) v.push_back(i, i % 2 == 0); // grows past its capacity often
     BOOST_TEST(v.nnz() == 334u);
     const std::span<const bool> values = v.values();
-    for (std::size_t k = 0; k < values.size(); ++k) BOOST_TEST(values[k] == (3 * k) % 2 == 0);
+    for (std::size_t k = 0; k < values.size(); ++k) BOOST_TEST(values[k] == ((3 * k) % 2 == 0));
     const auto copy = v;
     BOOST_TEST((copy == v));
     v.resize_nnz(2);

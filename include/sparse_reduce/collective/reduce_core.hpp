@@ -17,9 +17,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <new>
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <boost/mpi/communicator.hpp>
@@ -36,6 +38,7 @@
 #include "../kernel/identity_law.hpp"
 #include "../mpi/communicator.hpp"
 #include "../mpi/dimension_agreement.hpp"
+#include "../mpi/first_failure.hpp"
 #include "../op/associative_op.hpp"
 #include "../op/builtin.hpp"
 #include "../policy.hpp"
@@ -73,27 +76,56 @@ public:
     // communicator's memory and memo, per policy type. The policy is the
     // memo's copy, made and validated when the call's policy differs from
     // the last one's: a loop of calls copies none.
+    //
+    // Making the memo or the copy allocates, which can fail on one rank
+    // only. That rank runs on the caller's policy and a blank memo up to the
+    // call's first agreement (every one-shot call has one before any
+    // message), which then fails the call on every rank (throw_setup_failure).
     template <reduce_policy P>
     reduce_core(one_shot_t, const boost::mpi::communicator& comm, int root, std::size_t dimension, const P& policy)
         : reduce_core(comm, root, dimension)
     {
-        auto& m = state_->template memo<one_shot_memo<P>>();
-        if (!m.policy || !m.policy->holds(policy) || m.root != root || m.dimension != dimension) {
-            m.policy.reset();
-            // the same on every rank: all throw, before anything is sent (through
-            // the policy's table: the compiled mode compiles it once)
-            detail::ops_of<P>().validate(&policy);
-            m.policy.emplace(policy);
-            m.root = root;
-            m.dimension = dimension;
-            m.memo = {};
-        }
-        policy_ = &*m.policy;
-        memo_ = &m.memo;
         whole_ = &state_->whole;
         pools_ = &state_->pools;
         arena_ = &state_->arena;
         one_shot_ = true;
+        one_shot_memo<P>* m = nullptr;
+        try {
+            m = &state_->template memo<one_shot_memo<P>>();
+        } catch (const std::bad_alloc&) {
+            setup_failure_ = detail::current_exception_text();
+        }
+        if (m && (m->root != root || m->dimension != dimension)) {
+            m->forget_inputs();
+            m->root = root;
+            m->dimension = dimension;
+        }
+        if (!m || !m->policy || !m->policy->holds(policy)) {
+            // the same on every rank: all throw, before anything is sent (through
+            // the policy's table: the compiled mode compiles it once)
+            detail::ops_of<P>().validate(&policy);
+            if (m) {
+                // The cached schedules are keyed by the policy's fingerprint;
+                // one that differs only where the fingerprint does not look
+                // (automatic's tuning) starts the memo afresh.
+                if (m->policy && m->policy->fingerprint() == detail::ops_of<P>().fingerprint(&policy)) m->memo = {};
+                m->forget_inputs();
+                m->memo.tuning.reset();
+                m->policy.reset();
+                try {
+                    m->policy.emplace(policy);
+                } catch (const std::bad_alloc&) {
+                    setup_failure_ = detail::current_exception_text();
+                }
+            }
+        }
+        if (m && m->policy) {
+            policy_ = &*m->policy;
+            memo_ = &m->memo;
+        } else {
+            policy_ = &borrowed_policy_.emplace(policy, borrowed_t{});
+            memo_ = &spare_memo_.emplace();
+        }
     }
 
     int root() const { return root_; }
@@ -127,6 +159,7 @@ private:
     {
         if constexpr (detail::checked_call<In, Out, Op>()) {
             detail::require_not_finalized(); // a plan holds its communicators' handles
+            unsettled_ = nullptr;
             const double start = MPI_Wtime();
             auto&& target = detail::writable_output(std::forward<Out>(out));
             report rep = reduce_checked(in, target, op, failure);
@@ -296,6 +329,11 @@ private:
 
     reduce_core(const boost::mpi::communicator& comm, int root, std::size_t dimension);
 
+    // The key's part every call has: the policy, root, dimension and values'
+    // size; and whether a cached key has it.
+    detail::selection_key key_for(std::size_t value_bytes) const;
+    bool same_head(const detail::selection_key& k, std::size_t value_bytes) const;
+
     // The schedule of a call that travels whole at once, built once (key:
     // value_bytes 0, which no chosen schedule's key has): no collective, no
     // allocation in steady state.
@@ -308,6 +346,7 @@ private:
     template <class T, class In, class Out, class Op>
     report reduce_whole(const In& in, Out& out, const Op& op, const schedule& sched, const std::string& local_failure)
     {
+        settle({});
         // One tree: a whole message gains nothing from a second one.
         const tree& t = sched.trees.front();
         const detail::whole_result r =
@@ -358,9 +397,11 @@ private:
 
     // The call's one small collective, then the cached schedule or a new one.
     // stats_of() gives this rank's statistics; called only when the call
-    // measures (automatic keeps its choice between measurements).
+    // measures (automatic keeps its choice between measurements). query:
+    // for schedule_for, which keeps its own cache (no call follows, and a
+    // rank may ask alone: the calls' cache stays the same on every rank).
     const schedule& resolve(bool commutative, std::size_t value_bytes, stats_source stats_of, bool dense_output,
-                            bool whole = false);
+                            bool whole = false, bool query = false);
 
     // mpi/dimension_agreement.hpp's agreement on this call's dimension; full:
     // this rank's input holds every element (returned: whether every rank's does).
@@ -369,6 +410,44 @@ private:
     // Every rank's entry count and the largest dimension, by one allgather
     // on the private communicator.
     void gather_entries(std::size_t local, std::vector<double>& entries, double& dimension);
+
+    // A schedule built on a cache miss. Every rank misses together (the
+    // key holds only what the ranks agree on). Building it, and the first
+    // call on it, grow this rank's memory (the buffers and bookkeeping of
+    // its nodes), which can fail on one rank only; later calls on it fit in
+    // what they left. So the ranks agree once the call is ready to send
+    // (settle: one allreduce, on misses only): all keep the schedule and go
+    // on, or all drop it and throw, and miss together again next time.
+    using cache_slot = std::optional<detail::cached_schedule>;
+    template <class Build>
+    const schedule& keep_schedule(cache_slot& cached, Build&& build, bool query = false)
+    {
+        memo_->described = nullptr;
+        if (query) return cached.emplace(build()).sched; // schedule_for's own: nothing to agree on
+        unsettled_ = &cached;
+        try {
+            cached.emplace(build());
+        } catch (const std::bad_alloc&) {
+            settle(detail::rank_failure_text(rank_)); // throws (the others at their settle)
+        }
+        return cached->sched;
+    }
+    // A cached schedule; one not yet agreed on is agreed on by this call.
+    const schedule& reuse(cache_slot& cached)
+    {
+        if (!cached->agreed) unsettled_ = &cached;
+        return cached->sched;
+    }
+
+    // The agreement of a call on a new schedule, before its first message:
+    // failure says why this rank is not ready (empty: it is). Throws on
+    // every rank when some rank is not; on a call on a cached schedule,
+    // which needs no agreement, only where failure is not empty.
+    void settle(const std::string& failure);
+
+    // Throws the error of a one-shot call whose setup failed on some rank
+    // (failed_rank; -1: on several), told by the call's first agreement.
+    [[noreturn]] void throw_setup_failure(int failed_rank) const;
 
     int rank_ = 0, size_ = 0; // in the user's communicator (also the private duplicate's)
     detail::comm_state* state_;
@@ -389,6 +468,12 @@ private:
     detail::node_buffers* whole_ = nullptr;
     std::vector<detail::node_buffers>* pools_ = nullptr; // per tree: its node, its forward receiver, its result
     detail::call_arena* arena_ = nullptr;
+    // A one-shot call whose setup failed here: why, and what it runs on
+    // until its first agreement fails it everywhere.
+    std::string setup_failure_;
+    std::optional<runtime_policy> borrowed_policy_;
+    std::optional<detail::selection_memo> spare_memo_;
+    cache_slot* unsettled_ = nullptr; // the schedule this call built, until settled
 };
 
 // The windowed run: the rank program over the schedule's trees, run by the
@@ -401,20 +486,33 @@ report reduce_core::run_windows(const schedule& sched, const detail::stream_conf
                                 sparse_writer<T> write, void* out)
 {
     const bool destination = rank_ == root_;
-    detail::rank_program<T, Op, Reader> program(sched.trees, rank_, cfg, op, own, result, *pools_, local_failure,
-                                                mem);
-    detail::run_nodes(private_, program.bindings(), mem);
+    std::optional<detail::rank_program<T, Op, Reader>> program;
+    try {
+        program.emplace(sched.trees, rank_, cfg, op, own, result, *pools_, local_failure, mem);
+    } catch (const std::bad_alloc&) {
+        settle(detail::rank_failure_text(rank_)); // throws
+    }
+    detail::run_nodes(private_, program->bindings(), mem, [this](const std::string& failure) {
+        settle(failure.empty() ? failure : "rank " + std::to_string(rank_) + ": " + failure);
+    });
 
     report rep;
     rep.algorithm = describe_once(sched, false);
     rep.reason = report_text(memo_->reason);
     rep.tuning = tuning_name();
-    rep.bytes_sent = program.bytes_sent();
-    rep.bytes_received = program.bytes_received();
-    rep.messages_sent = program.messages_sent();
-    if (write && destination) // emptied if the call failed
-        write(out, program.results(), program.windows(), dimension_, identity<T>(op), program.failed());
-    program.throw_if_failed(destination);
+    rep.bytes_sent = program->bytes_sent();
+    rep.bytes_received = program->bytes_received();
+    rep.messages_sent = program->messages_sent();
+    std::string write_failure; // every message is in: the root's own failure
+    if (write && destination) { // emptied if the call failed
+        try {
+            write(out, program->results(), program->windows(), dimension_, identity<T>(op), program->failed());
+        } catch (...) {
+            write_failure = detail::rank_failure_text(rank_);
+        }
+    }
+    program->throw_if_failed(destination);
+    if (!write_failure.empty()) detail::fail("reduce failed on " + write_failure);
     return rep;
 }
 

@@ -7,7 +7,9 @@
 
 #include <algorithm>
 #include <memory>
+#include <new>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <mpi.h>
@@ -46,7 +48,7 @@ SPARSE_REDUCE_INLINE const schedule& reduce_core::schedule_for(bool commutative,
                                                                std::size_t local_entries)
 {
     auto stats = [&] { return detail::local_stats(static_cast<double>(local_entries), dimension_, false, {}, 1); };
-    return resolve(commutative, value_bytes, stats_source(stats), true);
+    return resolve(commutative, value_bytes, stats_source(stats), true, false, true);
 }
 
 SPARSE_REDUCE_INLINE const tree& reduce_core::tree_for(bool commutative, std::size_t local_entries)
@@ -86,26 +88,39 @@ SPARSE_REDUCE_INLINE reduce_core::reduce_core(const boost::mpi::communicator& co
 SPARSE_REDUCE_INLINE const schedule& reduce_core::whole_schedule(bool commutative, std::size_t value_bytes)
 {
     auto& cached = memo_->cache[commutative ? 1 : 0];
-    if (!cached || cached->first.value_bytes != 0) {
-        memo_->described = nullptr;
-        cached.emplace(detail::selection_key{},
-                       policy().whole_schedule_at_once(size_, root_, commutative, dimension_, value_bytes));
-    }
-    return cached->second;
+    if (cached && same_head(cached->key, 0)) return reuse(cached); // (only this path's key has value_bytes 0)
+    return keep_schedule(cached, [&] {
+        schedule s = policy().whole_schedule_at_once(size_, root_, commutative, dimension_, value_bytes);
+        return detail::cached_schedule{key_for(0), std::move(s)};
+    });
 }
 
 SPARSE_REDUCE_INLINE const schedule& reduce_core::full_schedule(bool commutative, std::size_t value_bytes)
 {
     auto& cached = memo_->cache[commutative ? 1 : 0];
-    if (!cached || !cached->first.full || cached->first.value_bytes != value_bytes) {
-        memo_->described = nullptr;
-        detail::selection_key key;
-        key.value_bytes = value_bytes;
-        key.full = true;
-        cached.emplace(std::move(key),
-                       detail::full_schedule_in_windows(size_, root_, commutative, dimension_, value_bytes));
-    }
-    return cached->second;
+    detail::selection_key key = key_for(value_bytes);
+    key.full = true;
+    if (cached && cached->key == key) return reuse(cached);
+    return keep_schedule(cached, [&] {
+        schedule s = detail::full_schedule_in_windows(size_, root_, commutative, dimension_, value_bytes);
+        return detail::cached_schedule{std::move(key), std::move(s)};
+    });
+}
+
+SPARSE_REDUCE_INLINE detail::selection_key reduce_core::key_for(std::size_t value_bytes) const
+{
+    detail::selection_key key;
+    key.policy = policy().fingerprint();
+    key.root = root_;
+    key.dimension = dimension_;
+    key.value_bytes = value_bytes;
+    return key;
+}
+
+SPARSE_REDUCE_INLINE bool reduce_core::same_head(const detail::selection_key& k, std::size_t value_bytes) const
+{
+    return k.value_bytes == value_bytes && k.root == root_ && k.dimension == dimension_ &&
+           k.policy == policy().fingerprint();
 }
 
 SPARSE_REDUCE_INLINE bool reduce_core::exchanges_statistics(std::size_t value_bytes) const
@@ -113,13 +128,19 @@ SPARSE_REDUCE_INLINE bool reduce_core::exchanges_statistics(std::size_t value_by
     return policy().gathers() || policy().stats_needed(dimension_, value_bytes, dimensions_agree_);
 }
 
+// The report's texts are made once per schedule, after the call's messages:
+// a rank that cannot allocate one reports it empty, for its call succeeded.
 SPARSE_REDUCE_INLINE report_text reduce_core::tuning_name()
 {
     const auto* a = policy_->automatic();
     if (!a) return {};
-    if (!memo_->tuning)
+    if (memo_->tuning) return report_text(memo_->tuning);
+    try {
         memo_->tuning =
             std::make_shared<const std::string>(a->tuned ? a->tuned->source : current_tuning(a->tuning_file).source);
+    } catch (const std::bad_alloc&) {
+        return {};
+    }
     return report_text(memo_->tuning);
 }
 
@@ -139,22 +160,29 @@ SPARSE_REDUCE_INLINE std::string reduce_core::tuning_read_error() const
 
 SPARSE_REDUCE_INLINE report_text reduce_core::describe_once(const schedule& s, bool whole)
 {
-    if (memo_->described != &s || memo_->described_whole != whole || !memo_->description) {
+    if (memo_->described == &s && memo_->described_whole == whole && memo_->description)
+        return report_text(memo_->description);
+    memo_->described = nullptr;
+    try {
         memo_->description = std::make_shared<const std::string>(describe(s) + (whole ? ", whole messages" : ""));
         memo_->reason = std::make_shared<const std::string>(s.reason);
-        memo_->described = &s;
-        memo_->described_whole = whole;
+    } catch (const std::bad_alloc&) {
+        memo_->description.reset();
+        memo_->reason.reset();
+        return {};
     }
+    memo_->described = &s;
+    memo_->described_whole = whole;
     return report_text(memo_->description);
 }
 
 SPARSE_REDUCE_INLINE const schedule& reduce_core::resolve(bool commutative, std::size_t value_bytes,
-                                                          stats_source stats_of, bool dense_output, bool whole)
+                                                          stats_source stats_of, bool dense_output, bool whole,
+                                                          bool query)
 {
-    auto& cached = memo_->cache[commutative ? 1 : 0];
+    auto& cached = (query ? memo_->queried : memo_->cache)[commutative ? 1 : 0];
     const auto same_call = [&] {
-        return cached && cached->first.value_bytes == value_bytes && cached->first.dense_output == dense_output &&
-               cached->first.whole == whole && !cached->first.full;
+        return cached && same_head(cached->key, value_bytes) && cached->key.whole == whole && !cached->key.full;
     };
     const bool gathering = policy().gathers();
     const bool measures = !gathering && policy().stats_needed(dimension_, value_bytes, dimensions_agree_);
@@ -162,23 +190,21 @@ SPARSE_REDUCE_INLINE const schedule& reduce_core::resolve(bool commutative, std:
         // Between measurements the plan keeps its choice: every rank
         // counts the same calls, so all keep or all measure.
         auto& calls = memo_->calls_since_measure[commutative ? 1 : 0];
-        if (!one_shot_ && same_call() && cached->first.measured && a->remeasure_every > 0 &&
+        if (!one_shot_ && same_call() && cached->key.measured && a->remeasure_every > 0 &&
             ++calls % a->remeasure_every != 0)
-            return cached->second;
+            return reuse(cached);
         calls = 0;
     }
     // No collective: the choice depends only on the values' size and the
     // output's kind, so a cached schedule for them stands.
-    if (!gathering && !measures && same_call() && !cached->first.measured) return cached->second;
+    if (!gathering && !measures && same_call() && !cached->key.measured) return reuse(cached);
 
     const detail::local_summary local = stats_of();
-    detail::selection_key key;
-    key.value_bytes = value_bytes;
-    key.dense_output = dense_output;
-    key.measured = measures;
+    detail::selection_key key = key_for(value_bytes);
     key.whole = whole;
+    key.measured = measures;
     if (gathering) {
-        gather_entries(static_cast<std::size_t>(local.entries), key.entries, key.dimension);
+        gather_entries(static_cast<std::size_t>(local.entries), key.entries, key.largest_dimension);
         detail::check_dimension_limit(dimension_, value_bytes);
     } else if (measures) {
         // A one-shot call also agrees here on whether every rank could
@@ -191,8 +217,13 @@ SPARSE_REDUCE_INLINE const schedule& reduce_core::resolve(bool commutative, std:
         if (one_shot_) {
             tuning_error = tuning_read_error();
             mine.agreement.tuning_failures = tuning_error.empty() ? 0 : 1;
+            mine.agreement.setup_failures = setup_failure_.empty() ? 0 : 1;
+            mine.agreement.setup_failed_ranks = setup_failure_.empty() ? 0 : rank_;
         }
         MPI_Allreduce(&mine, &sum, detail::stats_message::doubles, MPI_DOUBLE, MPI_SUM, private_);
+        if (sum.agreement.setup_failures > 0)
+            throw_setup_failure(sum.agreement.setup_failures == 1 ? static_cast<int>(sum.agreement.setup_failed_ranks)
+                                                                   : -1);
         if (sum.agreement.tuning_failures > 0)
             detail::fail(tuning_error.empty() ? "the tuning could not be read on another rank" : tuning_error);
         if (!detail::check_agreement(sum.agreement, size_))
@@ -201,7 +232,8 @@ SPARSE_REDUCE_INLINE const schedule& reduce_core::resolve(bool commutative, std:
         key.sum = sum.summary;
         key.root_dense_output = sum.agreement.root_dense_output > 0.5;
     }
-    if (!cached || !(cached->first == key)) {
+    if (cached && cached->key == key) return reuse(cached);
+    return keep_schedule(cached, [&] {
         call_stats stats;
         if (measures) {
             stats = detail::agreed_stats(key.sum, size_, value_bytes, key.root_dense_output, whole);
@@ -209,31 +241,60 @@ SPARSE_REDUCE_INLINE const schedule& reduce_core::resolve(bool commutative, std:
             stats = detail::agreed_stats(local, 1, value_bytes, dense_output, whole);
             stats.ranks = size_;
         }
-        const std::size_t dimension = gathering ? static_cast<std::size_t>(key.dimension) : dimension_;
-        memo_->described = nullptr;
+        const std::size_t dimension = gathering ? static_cast<std::size_t>(key.largest_dimension) : dimension_;
         schedule s = policy().resolve_schedule(size_, root_, commutative, dimension, value_bytes, key.entries, stats);
         s.dimension = dimension_; // a plan streams its own dimension, whatever optimal_binary's gather said
-        cached.emplace(std::move(key), std::move(s));
-    }
-    return cached->second;
+        return detail::cached_schedule{std::move(key), std::move(s)};
+    }, query);
 }
 
 SPARSE_REDUCE_INLINE bool reduce_core::agree_on_dimension(bool full, std::size_t value_bytes)
 {
-    const bool all_full = detail::agree_on_dimension(private_, dimension_, root_, full);
+    const detail::dimension_vote vote =
+        detail::vote_on_dimension(private_, dimension_, root_, full, setup_failure_.empty() ? -1 : rank_);
+    if (vote.failed_setup >= 0) throw_setup_failure(vote.failed_setup);
     detail::check_dimension_limit(dimension_, value_bytes);
-    return all_full;
+    return vote.all_full;
+}
+
+SPARSE_REDUCE_INLINE void reduce_core::settle(const std::string& failure)
+{
+    cache_slot* built = std::exchange(unsettled_, nullptr);
+    if (!built) {
+        // A cached schedule's calls fit in the memory its first call grew:
+        // nothing here allocates, barring memory shared with a call of
+        // another kind that shrank it.
+        if (!failure.empty()) detail::fail("preparing the call failed on " + failure);
+        return;
+    }
+    try {
+        detail::throw_if_any_failed(private_, failure, "preparing the call failed on");
+    } catch (...) {
+        built->reset();
+        throw;
+    }
+    (*built)->agreed = true;
+}
+
+SPARSE_REDUCE_INLINE void reduce_core::throw_setup_failure(int failed_rank) const
+{
+    const std::string start = "setting up the call failed on ";
+    if (!setup_failure_.empty()) detail::fail(start + "rank " + std::to_string(rank_) + ": " + setup_failure_);
+    detail::fail(start + (failed_rank >= 0 ? "rank " + std::to_string(failed_rank) : std::string("several ranks")));
 }
 
 SPARSE_REDUCE_INLINE void reduce_core::gather_entries(std::size_t local, std::vector<double>& entries,
                                                       double& dimension)
 {
-    const unsigned long long mine[2] = {local, dimension_};
-    std::vector<unsigned long long> all(2 * static_cast<std::size_t>(size_));
-    MPI_Allgather(mine, 2, MPI_UNSIGNED_LONG_LONG, all.data(), 2, MPI_UNSIGNED_LONG_LONG, private_);
+    // with whether this rank's setup failed (a one-shot call's first agreement)
+    const unsigned long long mine[3] = {local, dimension_, setup_failure_.empty() ? 0ull : 1ull};
+    std::vector<unsigned long long> all(3 * static_cast<std::size_t>(size_));
+    MPI_Allgather(mine, 3, MPI_UNSIGNED_LONG_LONG, all.data(), 3, MPI_UNSIGNED_LONG_LONG, private_);
+    for (std::size_t r = 0; r < all.size(); r += 3)
+        if (all[r + 2]) throw_setup_failure(static_cast<int>(r / 3));
     unsigned long long largest = 0;
     bool same = true; // every rank sees every dimension: all throw, or none does
-    for (std::size_t r = 0; r < all.size(); r += 2) {
+    for (std::size_t r = 0; r < all.size(); r += 3) {
         entries.push_back(static_cast<double>(all[r]));
         largest = std::max(largest, all[r + 1]);
         same = same && all[r + 1] == all[1];

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <memory_resource>
+#include <new>
 #include <span>
 #include <string>
 #include <vector>
@@ -25,19 +26,32 @@
 namespace sparse_reduce::detail {
 
 // mem: the request arrays (the call's arena, exec/call_arena.hpp).
-template <class Node>
-void run_nodes(MPI_Comm comm, std::span<node_binding<Node>> nodes,
-               std::pmr::memory_resource* mem = std::pmr::get_default_resource())
+// ready(failure): called once, when the arrays are made and before the
+// first message; failure says why they could not be made (empty: they
+// were). It may end the call on every rank (reduce_core::settle), and
+// throws when failure is not empty.
+template <class Node, class Ready>
+void run_nodes(MPI_Comm comm, std::span<node_binding<Node>> nodes, std::pmr::memory_resource* mem, Ready&& ready)
 {
     // Request slots: per node, one per child, then two for its send buffers.
-    std::pmr::vector<std::size_t> base(nodes.size(), mem);
+    std::pmr::vector<std::size_t> base(mem);
+    std::pmr::vector<MPI_Request> req(mem);
+    std::pmr::vector<std::byte*> received_into(mem);
     std::size_t slots = 0;
-    for (std::size_t k = 0; k < nodes.size(); ++k) {
-        base[k] = slots;
-        slots += nodes[k].node->child_count() + 2;
+    std::string failure;
+    try {
+        base.resize(nodes.size());
+        for (std::size_t k = 0; k < nodes.size(); ++k) {
+            base[k] = slots;
+            slots += nodes[k].node->child_count() + 2;
+        }
+        req.assign(slots, MPI_REQUEST_NULL);
+        received_into.assign(slots, nullptr);
+    } catch (const std::bad_alloc&) {
+        failure = current_exception_text();
     }
-    std::pmr::vector<MPI_Request> req(slots, MPI_REQUEST_NULL, mem);
-    std::pmr::vector<std::byte*> received_into(slots, nullptr, mem);
+    ready(failure);
+    if (!failure.empty()) fail(failure); // (ready has thrown)
     for (;;) {
         bool all_done = true;
         for (std::size_t k = 0; k < nodes.size(); ++k) {

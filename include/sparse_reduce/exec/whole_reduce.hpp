@@ -430,9 +430,21 @@ private:
         });
     }
 
-    // The accumulator into the caller's output (the root).
+    // The accumulator into the caller's output (the root). Sizing the
+    // output allocates: a failure there is the call's, which the root then
+    // throws (every message has been received).
     template <class IA>
     void write_output(const IA* own_idx, const T* own_val)
+    {
+        try {
+            put_output(own_idx, own_val);
+        } catch (...) {
+            set_failure({me_, unprefixed(current_exception_text())}, true);
+        }
+    }
+
+    template <class IA>
+    void put_output(const IA* own_idx, const T* own_val)
     {
         if (acc_.kind == acc_kind::dense) {
             if (out_.dense) {

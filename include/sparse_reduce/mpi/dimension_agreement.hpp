@@ -85,17 +85,32 @@ inline void check_dimension_limit(std::size_t dimension, std::size_t value_bytes
     if (auto why = dimension_limit_violation(dimension, value_bytes); !why.empty()) fail(why);
 }
 
+// What the ranks' vote on the dimension says besides: whether every rank
+// passed full = true, and the highest rank whose setup failed (-1: none).
+struct dimension_vote {
+    bool all_full;
+    int failed_setup;
+};
+
 // Throws sparse_reduce::error on every rank, naming the ranks at fault, when
-// the ranks' dimensions differ; collective (one allreduce of 24 bytes).
-// Returns whether every rank passed full = true, which the same allreduce
-// carries (a one-shot reduce asks whether every input holds every element).
+// the ranks' dimensions differ; collective (one allreduce of 32 bytes),
+// which also carries whether every rank passed full = true (a one-shot
+// reduce asks whether every input holds every element) and whether some
+// rank could not set its call up (failed: this rank, where it could not;
+// else -1; the caller throws on every rank then).
+inline dimension_vote vote_on_dimension(MPI_Comm comm, std::size_t dimension, int reference, bool full, int failed)
+{
+    const unsigned long long mine[4] = {dimension, ~static_cast<unsigned long long>(dimension), full ? 0ull : 1ull,
+                                        static_cast<unsigned long long>(failed + 1)};
+    unsigned long long all[4];
+    MPI_Allreduce(mine, all, 4, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm);
+    if (all[0] != ~all[1]) fail(dimension_mismatch_text(comm, dimension, reference));
+    return {all[2] == 0, static_cast<int>(all[3]) - 1};
+}
+
 inline bool agree_on_dimension(MPI_Comm comm, std::size_t dimension, int reference, bool full = false)
 {
-    const unsigned long long mine[3] = {dimension, ~static_cast<unsigned long long>(dimension), full ? 0ull : 1ull};
-    unsigned long long all[3];
-    MPI_Allreduce(mine, all, 3, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm);
-    if (all[0] != ~all[1]) fail(dimension_mismatch_text(comm, dimension, reference));
-    return all[2] == 0;
+    return vote_on_dimension(comm, dimension, reference, full, -1).all_full;
 }
 
 } // namespace sparse_reduce::detail

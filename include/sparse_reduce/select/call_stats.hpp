@@ -99,13 +99,14 @@ struct local_summary {
 // root, the policy and the dimension (in 16-bit limbs), each as x and x^2
 // (P * sum(x^2) == sum(x)^2 exactly when every rank passed the same x, x
 // below 2^20, so the sums stay exact in a double up to 8192 ranks); and how
-// many ranks could not read the tuning (one-shot calls; a plan agreed on
-// that when made).
+// many ranks could not read the tuning or set the call up, and the sum of
+// the latter's ranks (one-shot calls; a plan agreed on that when made).
 inline constexpr int dimension_limbs = 4;
 struct agreement_sums {
     double root = 0, root_squared = 0;
     double policy = 0, policy_squared = 0;
     double tuning_failures = 0;
+    double setup_failures = 0, setup_failed_ranks = 0;
     double root_dense_output = 0; // 1 from the root when its output is dense: what the choice prices
     std::array<double, dimension_limbs> dimension{}, dimension_squared{};
 };

@@ -19,6 +19,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "../error.hpp"
 #include "../policy.hpp"
@@ -82,16 +83,21 @@ const policy_ops& ops_of()
     return ops;
 }
 
-// A reduce policy of any type, held by value (shared by copies).
+// A reduce policy of any type, held by value (shared by copies), or
+// borrowed: the caller's own object, which must outlive this (no copy, no
+// allocation; a one-shot call that could not copy its policy runs on it).
+struct borrowed_t {};
+
 class runtime_policy {
 public:
     template <reduce_policy P>
-    explicit runtime_policy(const P& p)
-        : ops_(&ops_of<P>()), held_(std::make_shared<const P>(p)), wire_(p.wire),
-          segment_bytes_(static_cast<std::size_t>(p.segment_bytes)),
-          gathers_(std::is_same_v<P, policy::optimal_binary>), two_trees_(std::is_same_v<P, policy::two_tree>)
+    explicit runtime_policy(const P& p) : runtime_policy(p, std::make_shared<const P>(p))
     {
-        if constexpr (std::is_same_v<P, policy::automatic>) automatic_ = static_cast<const P*>(held_.get());
+    }
+    template <reduce_policy P>
+    runtime_policy(const P& p, borrowed_t) // an empty owner: aliasing, nothing allocated
+        : runtime_policy(p, std::shared_ptr<const void>(std::shared_ptr<const void>(), &p))
+    {
     }
 
     // The policy, when it is a P.
@@ -123,7 +129,7 @@ public:
         return ops_->stats_needed(held_.get(), dimension, value_bytes, dimensions_agree);
     }
     unsigned remeasure_interval() const { return ops_->remeasure_interval(held_.get()); }
-    double fingerprint() const { return ops_->fingerprint(held_.get()); }
+    double fingerprint() const { return fingerprint_; }
     whole_rule whole_messages(bool index_value_input, int ranks) const
     {
         return ops_->whole_messages(held_.get(), index_value_input, ranks);
@@ -140,8 +146,18 @@ public:
     }
 
 private:
+    template <reduce_policy P>
+    runtime_policy(const P& p, std::shared_ptr<const void> held)
+        : ops_(&ops_of<P>()), held_(std::move(held)), fingerprint_(ops_->fingerprint(&p)), wire_(p.wire),
+          segment_bytes_(static_cast<std::size_t>(p.segment_bytes)),
+          gathers_(std::is_same_v<P, policy::optimal_binary>), two_trees_(std::is_same_v<P, policy::two_tree>)
+    {
+        if constexpr (std::is_same_v<P, policy::automatic>) automatic_ = static_cast<const P*>(held_.get());
+    }
+
     const policy_ops* ops_;
     std::shared_ptr<const void> held_;
+    double fingerprint_; // made once: every call's cache key holds it
     wire::format wire_;
     std::size_t segment_bytes_;
     bool gathers_, two_trees_;
