@@ -59,5 +59,25 @@ inline std::string current_exception_text()
     }
 }
 
+// The text make() builds, or "out of memory" when building it fails: the
+// failure of a rank that has no memory left must still be told (a string
+// that short allocates nothing).
+template <class Make>
+std::string text_or_out_of_memory(Make&& make) noexcept
+{
+    try {
+        return make();
+    } catch (...) {
+        return "out of memory";
+    }
+}
+
+// In a catch block: the exception's text without the library's prefix, or
+// "out of memory" when there is none left to copy it.
+inline std::string caught_text() noexcept
+{
+    return text_or_out_of_memory([] { return unprefixed(current_exception_text()); });
+}
+
 } // namespace detail
 } // namespace sparse_reduce

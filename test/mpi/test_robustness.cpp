@@ -47,6 +47,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <variant>
 #include <vector>
 
@@ -692,6 +693,42 @@ BOOST_AUTO_TEST_CASE(a_rank_that_cannot_set_up_a_communicator_or_plan_fails_ever
         }
 }
 
+// Runs call() twice on every rank (a failed reduce throws on some ranks
+// only, and the next call must be made on all of them), then rethrows the
+// first call's exception, if any.
+template <class Call>
+void both_calls(Call&& call)
+{
+    std::exception_ptr first;
+    for (int k = 0; k < 2; ++k) {
+        try {
+            call();
+        } catch (...) {
+            if (first) throw;
+            first = std::current_exception();
+        }
+    }
+    if (first) std::rethrow_exception(first);
+}
+
+// Two reduces into a fresh Eigen vector (both_calls), each checked against
+// `want` on the root (0); `got`, made by the caller, keeps the check from
+// allocating.
+template <class Reduce>
+void twice_checked(const boost::mpi::communicator& c, const std::vector<double>& want, std::vector<double>& got,
+                   Reduce&& reduce)
+{
+    both_calls([&] {
+        Eigen::SparseVector<double> out;
+        reduce(c, out);
+        if (c.rank() != 0) return;
+        std::fill(got.begin(), got.end(), 0.0);
+        for (Eigen::SparseVector<double>::InnerIterator it(out); it; ++it)
+            got[static_cast<std::size_t>(it.index())] = it.value();
+        if (got != want) throw std::runtime_error("the call returned a wrong result");
+    });
+}
+
 // Every allocation of a reduce fails once in turn on one rank: the
 // communicator's state, the one-shot memo and its copy of the policy, the
 // plan, the schedule, the nodes' buffers and bookkeeping, the messages, the
@@ -700,8 +737,7 @@ BOOST_AUTO_TEST_CASE(a_rank_that_cannot_set_up_a_communicator_or_plan_fails_ever
 // with a right result where no rank threw, and the next call works. The
 // ranks: the last, a leaf of every tree rooted at 0, which sends whole
 // messages or windows; and the root, on the windowed path, sparse and dense
-// (a root that cannot receive a whole message is not covered: it learns
-// the size only as the message arrives). Before, the memo, the policy's copy, the
+// (the whole-message path's receivers: the next case). Before, the memo, the policy's copy, the
 // schedule and the nodes' setup threw std::bad_alloc on that rank alone,
 // and the others waited for it.
 BOOST_AUTO_TEST_CASE(a_rank_that_cannot_allocate_anywhere_in_a_reduce_fails_by_the_contract_then_the_next_call_works)
@@ -710,32 +746,8 @@ BOOST_AUTO_TEST_CASE(a_rank_that_cannot_allocate_anywhere_in_a_reduce_fails_by_t
     const int P = comm.size();
     const auto in = fault_eigen_input_of(comm.rank());
     const auto want = fault_serial_sum(P);
-    std::vector<double> got(fault_dim); // made here: the check allocates nothing of its own
-    // Two calls on every rank (a failed reduce throws on some ranks only),
-    // then the first one's exception, if any.
-    const auto both = [](auto&& call) {
-        std::exception_ptr first;
-        for (int k = 0; k < 2; ++k) {
-            try {
-                call();
-            } catch (...) {
-                if (first) throw;
-                first = std::current_exception();
-            }
-        }
-        if (first) std::rethrow_exception(first);
-    };
-    const auto twice = [&](const boost::mpi::communicator& c, auto&& reduce) {
-        both([&] {
-            Eigen::SparseVector<double> out;
-            reduce(c, out);
-            if (c.rank() != 0) return;
-            std::fill(got.begin(), got.end(), 0.0);
-            for (Eigen::SparseVector<double>::InnerIterator it(out); it; ++it)
-                got[static_cast<std::size_t>(it.index())] = it.value();
-            if (got != want) throw std::runtime_error("the call returned a wrong result");
-        });
-    };
+    std::vector<double> got(fault_dim);
+    const auto twice = [&](const boost::mpi::communicator& c, auto&& reduce) { twice_checked(c, want, got, reduce); };
     const auto good = [](const boost::mpi::communicator& c) { return good_reduce(sr::policy::automatic{}, 0, c); };
     const sr::policy::binomial windows{.wire = sr::wire::index_value}; // no whole messages
     const auto dense_in = fault_input_of(comm.rank());
@@ -759,7 +771,7 @@ BOOST_AUTO_TEST_CASE(a_rank_that_cannot_allocate_anywhere_in_a_reduce_fails_by_t
         }
         sweep_allocations("a one-shot reduce of dense vectors, automatic", victim, {}, false,
                           [&](const boost::mpi::communicator& c) {
-                              both([&] {
+                              both_calls([&] {
                                   sr::reduce(c, dense_in, dense_out, std::plus<>{}, 0);
                                   if (c.rank() == 0 && dense_out != want)
                                       throw std::runtime_error("the call returned a wrong result");
@@ -780,4 +792,78 @@ BOOST_AUTO_TEST_CASE(a_rank_that_cannot_allocate_anywhere_in_a_reduce_fails_by_t
                           },
                           good);
     }
+}
+
+// A rank that cannot allocate the room for a whole message it must receive
+// (the root, an inner rank) receives it into its buffers' drain, piece by
+// piece, drops it and fails by the contract; nothing stays queued for the
+// next call. Every allocation of two calls fails once in turn, with small
+// messages and with messages of several pieces: index/value ones and, at 3
+// ranks or more, the dense form. Before, the rank threw std::bad_alloc
+// alone, the message stayed queued and its sender waited.
+BOOST_AUTO_TEST_CASE(a_rank_that_cannot_allocate_a_whole_message_drops_it_and_fails_by_the_contract)
+{
+    auto& comm = world();
+    const int P = comm.size();
+    // rank r: every third index from r % 3, just over a piece (1 MiB) a rank
+    constexpr std::size_t big_dim = std::size_t{1} << 18;
+    const auto big_value = [](int r, std::size_t i) { return r + 1 + static_cast<double>(i % 128) / 128; };
+    Eigen::SparseVector<double> big(static_cast<Eigen::Index>(big_dim));
+    for (std::size_t i = static_cast<std::size_t>(comm.rank() % 3); i < big_dim; i += 3)
+        big.insertBack(static_cast<Eigen::Index>(i)) = big_value(comm.rank(), i);
+    std::vector<double> big_want(big_dim, 0.0);
+    for (int r = 0; r < P; ++r)
+        for (std::size_t i = static_cast<std::size_t>(r % 3); i < big_dim; i += 3) big_want[i] += big_value(r, i);
+    const auto small = fault_eigen_input_of(comm.rank());
+    const auto small_want = fault_serial_sum(P);
+    std::vector<double> got(big_dim);
+    const sr::policy::binomial whole{}; // the adaptive wire, whole messages at once
+    const auto good = [&](const boost::mpi::communicator& c) { return good_reduce(whole, 0, c); };
+    std::vector<int> victims{0};
+    if (P > 2) victims.push_back(P / 2); // an inner rank of the binomial tree
+    for (int victim : victims)
+        for (const auto& [name, in, want] :
+             {std::tuple<const char*, const Eigen::SparseVector<double>*, const std::vector<double>*>{
+                  "small messages", &small, &small_want},
+              {"messages of several pieces", &big, &big_want}})
+            sweep_allocations(std::string("a one-shot reduce in whole messages, ") + name, victim, {}, false,
+                              [&, &in = in, &want = want](const boost::mpi::communicator& c) {
+                                  got.assign(want->size(), 0.0);
+                                  twice_checked(c, *want, got, [&](const auto& cc, auto& out) {
+                                      sr::reduce(cc, *in, out, std::plus<>{}, 0, whole);
+                                  });
+                              },
+                              good);
+}
+
+// Every allocation of making an allreduce plan (as allreduce does for
+// every one-shot call) fails once in turn on one rank, the first or the
+// last, for every algorithm: every rank throws, and the next call on the
+// communicator works. Before, the plan's buffers and its reduce half
+// threw std::bad_alloc on that rank alone, and the others waited for it
+// (automatic: in its reduce half's agreement).
+BOOST_AUTO_TEST_CASE(a_rank_that_cannot_allocate_in_making_an_allreduce_plan_fails_everywhere)
+{
+    auto& comm = world();
+    const int P = comm.size();
+    using any_allreduce = std::variant<sr::policy::automatic, sr::policy::reduce_broadcast<sr::policy::binomial>,
+                                       sr::policy::reduce_broadcast<sr::policy::two_tree>,
+                                       sr::policy::recursive_doubling, sr::policy::split_allgather,
+                                       sr::policy::grouped>;
+    const std::pair<const char*, any_allreduce> policies[] = {
+        {"automatic", sr::policy::automatic{}},
+        {"reduce_broadcast, binomial", sr::policy::reduce_broadcast<sr::policy::binomial>{}},
+        {"reduce_broadcast, two_tree", sr::policy::reduce_broadcast<sr::policy::two_tree>{}},
+        {"recursive_doubling", sr::policy::recursive_doubling{}},
+        {"split_allgather", sr::policy::split_allgather{}},
+        {"grouped", sr::policy::grouped{}}};
+    const auto good = [](const boost::mpi::communicator& c) { return good_allreduce_on(c); };
+    for (int victim : P > 1 ? std::vector<int>{0, P - 1} : std::vector<int>{0})
+        for (const auto& [name, pol] : policies)
+            fails_everywhere_at_every_allocation(
+                std::string("make_allreduce_plan, ") + name, victim, {"failed on rank " + std::to_string(victim)},
+                [&pol = pol](const boost::mpi::communicator& c) {
+                    std::visit([&](const auto& p) { (void)sr::make_allreduce_plan(c, fault_dim, p); }, pol);
+                },
+                good);
 }

@@ -123,17 +123,16 @@ public:
         : private_owner_(checked_private_comm(comm, policy)), private_(private_owner_->comm), size_(comm.size()),
           rank_(comm.rank()), dimension_(dimension), policy_(policy)
     {
-        init(comm);
+        init(comm, false);
     }
 
     /// For allreduce(comm, ...): a plan whose message buffers are the
     /// communicator's, shared by every one-shot call on it.
     allreduce_plan(detail::oneshot_t, const boost::mpi::communicator& comm, std::size_t dimension, Policy policy)
         : private_owner_(checked_private_comm(comm, policy)), private_(private_owner_->comm), size_(comm.size()),
-          rank_(comm.rank()), dimension_(dimension), policy_(policy),
-          buffers_(detail::state_of(MPI_Comm(comm)).template memo<detail::oneshot_allreduce_buffers>().buffers)
+          rank_(comm.rank()), dimension_(dimension), policy_(policy)
     {
-        init(comm);
+        init(comm, true);
     }
 
     /// grouped, split_allgather and automatic (its split-allgather): the mesh of ranks.
@@ -217,20 +216,37 @@ private:
         return report_text(buffers_->tuning);
     }
 
-    // What both constructors do, collectively.
-    void init(const boost::mpi::communicator& comm)
+    // What both constructors do, collectively. What this rank makes for the
+    // plan alone (its buffers or the communicator's, the reduce half of a
+    // fixed tree, the one group of all ranks) comes first; the ranks' one
+    // vote on the dimension also says whether that failed anywhere, so that
+    // all throw together. automatic's reduce half reads the tuning and
+    // agrees in its own constructor; grouped's groups are split collectively.
+    void init(const boost::mpi::communicator& comm, bool one_shot)
     {
+        detail::comm_state& state = detail::state_of(MPI_Comm(comm)); // collective on first use, agreed
+        std::optional<detail::made_policy> tree;
+        if constexpr (has_reduce && !is_automatic) tree.emplace(detail::make_plan_policy(policy_.tree)); // validates
+        std::string failure;
+        try {
+            buffers_ = one_shot ? state.template memo<detail::oneshot_allreduce_buffers>().buffers
+                                : std::make_shared<detail::exchange_buffers>();
+            if constexpr (has_reduce && !is_automatic) reduce_.emplace(comm, 0, dimension_, std::move(*tree), true);
+            if constexpr (std::same_as<Policy, policy::split_allgather> || is_automatic) {
+                groups_.mesh = {1, size_, false};
+                groups_.layout = std::make_shared<detail::group_layout>(detail::whole_group_layout(private_, dimension_));
+            }
+        } catch (...) {
+            failure = detail::text_or_out_of_memory([&] { return detail::rank_failure_text(rank_); });
+        }
         // The ranks agree on the dimension once; a call's vector is then
         // checked against the plan's locally.
-        detail::agree_on_dimension(private_, dimension_, detail::most_common_dimension);
-        if constexpr (has_reduce) {
-            if constexpr (is_automatic) reduce_.emplace(comm, 0, dimension_, detail::make_plan_policy(policy_), true);
-            else reduce_.emplace(comm, 0, dimension_, detail::make_plan_policy(policy_.tree), true);
-        }
-        if constexpr (std::same_as<Policy, policy::split_allgather> || is_automatic) {
-            groups_.mesh = {1, size_, false};
-            groups_.layout = std::make_shared<detail::group_layout>(detail::whole_group_layout(private_, dimension_));
-        }
+        const auto vote = detail::vote_on_dimension(private_, dimension_, detail::most_common_dimension, false,
+                                                    failure.empty() ? -1 : rank_);
+        if (vote.failed_setup >= 0)
+            detail::fail("making the plan failed on " +
+                         (failure.empty() ? "rank " + std::to_string(vote.failed_setup) : failure));
+        if constexpr (is_automatic) reduce_.emplace(comm, 0, dimension_, detail::make_plan_policy(policy_), true);
         if constexpr (std::same_as<Policy, policy::grouped>) {
             groups_.mesh = detail::mesh_of(MPI_Comm(comm), policy_.mesh_rows, policy_.mesh_cols);
             if (policy_.group_rows || policy_.group_cols) {
@@ -338,7 +354,7 @@ private:
     std::optional<detail::reduce_core> reduce_; // the reduce half, for every tree policy alike
     detail::grouped_state groups_; // grouped, split_allgather and automatic's: mesh and groups (shared by copies)
     std::vector<std::uint64_t> counted_; // automatic: this call's entries per range of groups_ (dense inputs)
-    std::shared_ptr<detail::exchange_buffers> buffers_ = std::make_shared<detail::exchange_buffers>();
+    std::shared_ptr<detail::exchange_buffers> buffers_; // made in init
     bool bitmap_ = detail::bitmap_blocks(policy_); // adaptive blocks may take the bitmap form (its tuning)
 };
 

@@ -175,7 +175,7 @@ private:
     // readable tuning (where the policy reads one) and, unless agreed
     // already, one dimension. A call then checks its vector against the
     // plan's dimension locally, so the rank at fault throws.
-    void agree(const std::string& failure, bool dimension_agreed);
+    void agree(const std::string& failure, bool dimension_agreed, bool measures);
 
     template <representation In, representation Out, class Op>
     report reduce_checked(const In& in, Out& out, const Op& op, const std::string& failed_before)
@@ -346,7 +346,7 @@ private:
     template <class T, class In, class Out, class Op>
     report reduce_whole(const In& in, Out& out, const Op& op, const schedule& sched, const std::string& local_failure)
     {
-        settle({});
+        settle(make_drain());
         // One tree: a whole message gains nothing from a second one.
         const tree& t = sched.trees.front();
         const detail::whole_result r =
@@ -444,6 +444,9 @@ private:
     // every rank when some rank is not; on a call on a cached schedule,
     // which needs no agreement, only where failure is not empty.
     void settle(const std::string& failure);
+    // The whole-message buffers' drain (exec/node_buffers.hpp), made on the
+    // first whole-message call, a schedule miss; this rank's failure, if any.
+    std::string make_drain();
 
     // Throws the error of a one-shot call whose setup failed on some rank
     // (failed_rank; -1: on several), told by the call's first agreement.

@@ -41,7 +41,7 @@ SPARSE_REDUCE_INLINE reduce_core::reduce_core(const boost::mpi::communicator& co
         arena_ = &memory_->arena;
     }
     policy_ = owned_policy_.get();
-    agree(failure, dimension_agreed);
+    agree(failure, dimension_agreed, policy.measures);
 }
 
 SPARSE_REDUCE_INLINE const schedule& reduce_core::schedule_for(bool commutative, std::size_t value_bytes,
@@ -56,15 +56,20 @@ SPARSE_REDUCE_INLINE const tree& reduce_core::tree_for(bool commutative, std::si
     return schedule_for(commutative, 8, local_entries).trees.front();
 }
 
-SPARSE_REDUCE_INLINE void reduce_core::agree(const std::string& failure, bool dimension_agreed)
+SPARSE_REDUCE_INLINE void reduce_core::agree(const std::string& failure, bool dimension_agreed, bool measures)
 {
     dimensions_agree_ = true;
     // allreduce's reduce half: its plan has agreed on the dimension, and the
-    // half makes no collective of its own
-    if (dimension_agreed && !failure.empty()) detail::fail(failure);
-    const bool tuned = failure.empty() && policy_->needs_call_stats();
-    if (dimension_agreed && !tuned) return;
-    const std::string tuning_error = tuned ? tuning_read_error() : std::string();
+    // half makes no collective of its own unless it reads a tuning (measures,
+    // on every rank alike: a rank whose policy could not be made takes part).
+    // A failure without it is thrown here, for the plan to agree on.
+    if (dimension_agreed && !measures) {
+        if (!failure.empty()) detail::fail(failure);
+        return;
+    }
+    const bool tuned = failure.empty() && measures;
+    const std::string tuning_error =
+        tuned ? detail::text_or_out_of_memory([&] { return tuning_read_error(); }) : std::string();
     const unsigned long long mine[4] = {tuning_error.empty() ? 0ull : 1ull, dimension_, ~dimension_,
                                         failure.empty() ? 0ull : static_cast<unsigned long long>(rank_) + 1};
     unsigned long long all[4];
@@ -274,6 +279,16 @@ SPARSE_REDUCE_INLINE void reduce_core::settle(const std::string& failure)
         throw;
     }
     (*built)->agreed = true;
+}
+
+SPARSE_REDUCE_INLINE std::string reduce_core::make_drain()
+{
+    if (whole_->drain().empty()) try {
+            whole_->make_drain(detail::whole_piece_bytes);
+        } catch (...) {
+            return detail::text_or_out_of_memory([&] { return detail::rank_failure_text(rank_); });
+        }
+    return {};
 }
 
 SPARSE_REDUCE_INLINE void reduce_core::throw_setup_failure(int failed_rank) const

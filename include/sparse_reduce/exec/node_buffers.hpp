@@ -3,9 +3,18 @@
 // calls by the communicator's cache, exec/comm_state.hpp): numbered slots of
 // 8-aligned bytes, each grown to the largest request and never shrunk, so a
 // loop of calls allocates only while its sizes still grow.
+//
+// A whole-message reduce's buffers also keep a drain: room for one piece of
+// a message, made before the first whole-message call sends anything
+// (inside its agreement, reduce_core::reduce_whole) and touched only when
+// used. A rank that cannot allocate a buffer for a message it must receive
+// receives it there piece by piece and drops it (exec/whole_transport.hpp),
+// so its sender is not left waiting.
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <span>
 #include <vector>
 
 #include "../detail/uninit_vector.hpp"
@@ -25,8 +34,17 @@ public:
         return reinterpret_cast<U*>(v.data());
     }
 
+    void make_drain(std::size_t bytes)
+    {
+        drain_ = std::make_unique_for_overwrite<std::byte[]>(bytes);
+        drain_bytes_ = bytes;
+    }
+    std::span<std::byte> drain() const { return {drain_.get(), drain_bytes_}; }
+
 private:
     std::vector<uninit_vector<std::uint64_t>> slots_;
+    std::unique_ptr<std::byte[]> drain_;
+    std::size_t drain_bytes_ = 0;
 };
 
 } // namespace sparse_reduce::detail

@@ -54,13 +54,15 @@ static_assert(sizeof(partial_header) == 64);
 
 inline constexpr std::size_t partial_header_bytes = sizeof(partial_header);
 
-// The dense form's pieces. A whole message does not pipeline through the
+// A whole message's pieces. A whole message does not pipeline through the
 // tree (a rank sends once it has folded every child), but its receiver
 // folds each piece while the next is on the way, so a dense message costs
 // its transfer and one piece's fold, not the transfer and then the whole
 // fold (P = 2, 10 Gbit/s, 16 MiB: doc/benchmarks.md, "Dense whole messages
 // in pieces"). 1 MiB: 16 pieces of 2^21 doubles, few enough that the
-// per-piece cost (a rendezvous on TCP) stays small.
+// per-piece cost (a rendezvous on TCP) stays small. Every form goes in
+// such pieces, so a rank without memory for a message can still receive it
+// into a drain of one piece (exec/node_buffers.hpp).
 inline constexpr std::size_t whole_piece_bytes = std::size_t{1} << 20;
 
 // A failed message carries at most this much of the error's text.
@@ -107,12 +109,11 @@ constexpr bool dense_layout(const partial_header& h, std::size_t dimension)
            h.total_bytes == dense_partial_bytes<T>(dimension);
 }
 
-// Whether more pieces follow a message's first (bytes): pieces of 1 GiB, or
-// of whole_piece_bytes for the dense form; total_bytes says how many.
+// Whether more pieces follow a message's first (bytes): pieces of
+// whole_piece_bytes, total_bytes says how many.
 constexpr bool pieces_follow(const partial_header& h, std::size_t bytes)
 {
-    return h.magic == partial_header::magic_value && h.total_bytes > bytes &&
-           (bytes == max_piece_bytes || (h.flags == partial_header::dense_form && bytes == whole_piece_bytes));
+    return h.magic == partial_header::magic_value && h.total_bytes > bytes && bytes == whole_piece_bytes;
 }
 
 // Writes n sorted indices as their low 16 bits into `to` and the (window,

@@ -57,9 +57,9 @@ namespace sparse_reduce::detail {
 // node_buffers slots of a whole-message reduce
 enum whole_slot : std::size_t { send_slot, recv_a, recv_b, idx0, val0, idx1, val1, dense_slot };
 
-// Sends res's failure in place of a result: a header and the text.
-inline void send_whole_failure(whole_transport& net, node_buffers& ws, const whole_result& res, std::size_t dim,
-                               int to, int tag)
+// Sends res's failure in place of a result: a header and the text, from
+// this frame (a rank out of memory can still send it).
+inline void send_whole_failure(whole_transport& net, const whole_result& res, std::size_t dim, int to, int tag)
 {
     const std::string& text = res.failed->text;
     partial_header h;
@@ -68,10 +68,10 @@ inline void send_whole_failure(whole_transport& net, node_buffers& ws, const who
     h.count = std::min<std::size_t>(text.size(), max_error_text_bytes);
     h.total_bytes = partial_header_bytes + h.count;
     h.error_rank = res.failed->rank;
-    std::byte* p = ws.get<std::byte>(send_slot, h.total_bytes);
-    std::memcpy(p, &h, sizeof h);
-    std::memcpy(p + sizeof h, text.data(), h.count);
-    net.send(to, tag, p, h.total_bytes);
+    alignas(8) std::byte msg[partial_header_bytes + max_error_text_bytes];
+    std::memcpy(msg, &h, sizeof h);
+    std::memcpy(msg + sizeof h, text.data(), h.count);
+    net.send(to, tag, msg, h.total_bytes);
 }
 
 // The part of a rank that has failed before its fold: it receives every
@@ -80,22 +80,24 @@ inline void send_whole_failure(whole_transport& net, node_buffers& ws, const who
 // queued. It reads no value, so it is compiled once, whatever the types: a
 // rank whose vector cannot take part (its index type cannot hold the
 // dimension) runs only this.
-inline void run_failed_whole(whole_transport& net, node_buffers& ws, whole_result& res, const tree::local_view& v,
-                             int destination, int top, std::size_t dim)
+inline void run_failed_whole(whole_transport& net, whole_result& res, const tree::local_view& v, int destination,
+                             int top, std::size_t dim)
 {
     for (int child : v.children) net.receive(child, stream_tag, recv_a);
     if (v.parent >= 0 || v.forwards)
-        send_whole_failure(net, ws, res, dim, v.forwards ? destination : v.parent, v.forwards ? forward_tag : stream_tag);
+        send_whole_failure(net, res, dim, v.forwards ? destination : v.parent, v.forwards ? forward_tag : stream_tag);
     if (v.receives_forward) net.receive(top, forward_tag, recv_a);
 }
 
-// A rank's whole part when it has failed before its fold, with `text`.
-inline whole_result fail_whole(MPI_Comm comm, const tree& t, int me, std::size_t dim, node_buffers& ws, std::string text)
+// A rank's whole part when it has failed before its fold, with `text`
+// (or, if there is no memory to copy it, "out of memory").
+inline whole_result fail_whole(MPI_Comm comm, const tree& t, int me, std::size_t dim, node_buffers& ws,
+                               const std::string& text)
 {
     whole_result res;
-    res.fail({me, std::move(text)}, true);
+    res.fail({me, text_or_out_of_memory([&] { return unprefixed(text); })}, true);
     whole_transport net{comm, me, ws, dense_slot, res};
-    run_failed_whole(net, ws, res, t.local(me), t.destination, t.top, dim);
+    run_failed_whole(net, res, t.local(me), t.destination, t.top, dim);
     return res;
 }
 
@@ -149,7 +151,7 @@ public:
                     fold(own_idx, own_val, v, left, last && !sends, last && sends, slot);
                 }
             } catch (...) {
-                set_failure({me_, unprefixed(current_exception_text())}, true);
+                set_failure({me_, caught_text()}, true);
             }
             net_.receive_rest(child, stream_tag, p, [](std::size_t) {}); // what a failure left unreceived
         }
@@ -160,7 +162,7 @@ public:
                 try {
                     if (acc_.kind != acc_kind::sent) encode(own_idx, own_val);
                 } catch (...) {
-                    set_failure({me_, unprefixed(current_exception_text())}, true);
+                    set_failure({me_, caught_text()}, true);
                 }
             }
             if (res_.failed) send_error(to, tag);
@@ -172,12 +174,16 @@ public:
         if (view_.receives_forward) {
             auto [msg, bytes] = net_.receive(top_, forward_tag, recv_a);
             if (!res_.failed) {
-                const auto v = checked_view(msg, bytes, -1, recv_a);
-                if (!res_.failed) {
-                    acc_ = v.dense ? acc_state{acc_kind::dense, 0, dim_, v.val, recv_a}
-                                   : acc_state{acc_kind::message, 0, v.n, v.val, recv_a};
-                    received_idx_ = v.idx;
-                    write_output(own_idx, own_val);
+                try {
+                    const auto v = checked_view(msg, bytes, -1, recv_a);
+                    if (!res_.failed) {
+                        acc_ = v.dense ? acc_state{acc_kind::dense, 0, dim_, v.val, recv_a}
+                                       : acc_state{acc_kind::message, 0, v.n, v.val, recv_a};
+                        received_idx_ = v.idx;
+                        write_output(own_idx, own_val);
+                    }
+                } catch (...) {
+                    set_failure({me_, caught_text()}, true);
                 }
             }
         }
@@ -204,7 +210,7 @@ private:
                h.dimension == dim_ && dense_layout<T>(h, dim_);
     }
 
-    void send_error(int to, int tag) { send_whole_failure(net_, ws_, res_, dim_, to, tag); }
+    void send_error(int to, int tag) { send_whole_failure(net_, res_, dim_, to, tag); }
 
     partial_view<T, I> checked_view(std::byte* msg, std::size_t bytes, int from, int slot)
     {
@@ -439,7 +445,7 @@ private:
         try {
             put_output(own_idx, own_val);
         } catch (...) {
-            set_failure({me_, unprefixed(current_exception_text())}, true);
+            set_failure({me_, caught_text()}, true);
         }
     }
 
@@ -520,29 +526,39 @@ whole_result run_whole_reduce(MPI_Comm comm, const tree& t, int me, std::size_t 
     // entries to the output.
     const auto v = t.local(me);
     const bool full = idx.size() == dim && !(v.children.empty() && v.parent < 0 && !v.forwards);
-    std::size_t identities = 0;
-    const std::string bad = idx.size() != val.size()
-                                ? std::string("index and value arrays differ in length")
-                                : validate_entries(idx.data(), val.data(), idx.size(), dim,
-                                                   full ? nullptr : &identities, id);
-    if (!bad.empty()) return fail_whole(comm, t, me, dim, ws, unprefixed(bad));
-    const whole_output<T> o = make_whole_output<T>(out);
     // Read as unsigned (checked not negative; an integer may be read through
     // its unsigned type), so Eigen's int indices meet the messages' unsigned
     // ones in one merge rather than in each mix of the two.
     using U = std::conditional_t<sizeof(J) <= 4, std::uint32_t, std::uint64_t>;
-    if (sizeof(J) == sizeof(U) && identities == 0 && !same_object(in, out))
-        return run_whole_node<I>(comm, t, me, dim, op, ws, o, reinterpret_cast<const U*>(idx.data()), val.data(),
-                                 idx.size());
-    U* oi = ws.get<U>(node_t::own_idx_slot, idx.size());
-    T* ov = ws.get<T>(node_t::own_val_slot, idx.size());
+    const U* own_idx = nullptr;
+    const T* own_val = nullptr;
     std::size_t n = 0;
-    for (std::size_t k = 0; k < idx.size(); ++k) {
-        oi[n] = static_cast<U>(idx[k]);
-        ov[n] = val[k];
-        n += !same_value(val[k], id);
+    std::string bad;
+    try { // nothing sent yet: a failure here (a bad input, no memory for its copy) goes up the tree
+        std::size_t identities = 0;
+        bad = idx.size() != val.size() ? std::string("index and value arrays differ in length")
+                                       : validate_entries(idx.data(), val.data(), idx.size(), dim,
+                                                          full ? nullptr : &identities, id);
+        if (bad.empty() && sizeof(J) == sizeof(U) && identities == 0 && !same_object(in, out)) {
+            own_idx = reinterpret_cast<const U*>(idx.data());
+            own_val = val.data();
+            n = idx.size();
+        } else if (bad.empty()) {
+            U* oi = ws.get<U>(node_t::own_idx_slot, idx.size());
+            T* ov = ws.get<T>(node_t::own_val_slot, idx.size());
+            for (std::size_t k = 0; k < idx.size(); ++k) {
+                oi[n] = static_cast<U>(idx[k]);
+                ov[n] = val[k];
+                n += !same_value(val[k], id);
+            }
+            own_idx = oi;
+            own_val = ov;
+        }
+    } catch (...) {
+        bad = current_exception_text(); // std::bad_alloc's fits a short string
     }
-    return run_whole_node<I>(comm, t, me, dim, op, ws, o, static_cast<const U*>(oi), static_cast<const T*>(ov), n);
+    if (!bad.empty()) return fail_whole(comm, t, me, dim, ws, bad);
+    return run_whole_node<I>(comm, t, me, dim, op, ws, make_whole_output<T>(out), own_idx, own_val, n);
 }
 
 // A whole-message call: messages carry 32-bit indices up to a dimension of
@@ -558,10 +574,11 @@ whole_result run_whole_call(MPI_Comm comm, const tree& t, int me, std::size_t di
     if (narrow_indices(dim))
         return run_whole_reduce<std::uint32_t, T>(comm, t, me, dim, in, out, op, ws, local_failure);
     if constexpr (sizeof(J) <= 4)
-        return fail_whole(comm, t, me, dim, ws,
-                          !local_failure.empty() ? local_failure
-                                                 : "indices of " + std::to_string(sizeof(J)) +
-                                                       " bytes cannot address dimension " + std::to_string(dim));
+        return fail_whole(comm, t, me, dim, ws, text_or_out_of_memory([&] {
+                              return !local_failure.empty() ? local_failure
+                                                            : "indices of " + std::to_string(sizeof(J)) +
+                                                                  " bytes cannot address dimension " + std::to_string(dim);
+                          }));
     else
         return run_whole_reduce<std::uint64_t, T>(comm, t, me, dim, in, out, op, ws, local_failure);
 }

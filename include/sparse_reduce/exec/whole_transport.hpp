@@ -1,19 +1,20 @@
 #pragma once
 // The whole-message reduce's transport (exec/whole_reduce.hpp): a partial
-// result as one logical message, sent and received in pieces. Above 1 GiB
-// the pieces are 1 GiB (MPI counts are int); the dense form goes in pieces
-// of whole_piece_bytes so that its receiver folds each while the next
-// arrive (receives_in_flight receives posted ahead, sends_in_flight sends
-// on the way). Every piece but the last has the first
-// one's size, and the header, in the first, gives the total. A receiver
-// that finds a windowed stream instead takes all of it, so nothing stays
-// queued.
+// result as one logical message, sent and received in pieces of
+// whole_piece_bytes: the receiver of the dense form folds each while the
+// next arrive (receives_in_flight receives posted ahead, sends_in_flight
+// sends on the way). Every piece but the last has the first one's size,
+// and the header, in the first, gives the total. Nothing a failed call
+// sent stays queued: a receiver that finds a windowed stream instead takes
+// all of it, and one that cannot allocate a message's room receives it
+// into its buffers' drain, piece over piece, and fails (exec/node_buffers.hpp).
 
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
 #include <exception>
 #include <iterator>
+#include <span>
 #include <optional>
 #include <string>
 #include <utility>
@@ -109,14 +110,16 @@ public:
     {
     }
 
-    // A message goes in pieces of 1 GiB (MPI counts are int); the dense form
-    // in pieces of whole_piece_bytes, which the receiver folds as they
-    // arrive. Every piece but the last has the first one's size, and the
-    // header (in the first) gives the total.
+    // A message goes in pieces of whole_piece_bytes: the receiver of the
+    // dense form folds each as the next arrive, and a receiver without room
+    // for a message drops it piece by piece into its buffers' drain. Every
+    // piece but the last has the first one's size, and the header (in the
+    // first) gives the total.
     struct first_piece {
-        std::byte* buf;     // room for the whole message
-        std::size_t bytes;  // received so far
-        std::size_t total;  // the whole message
+        std::byte* buf;       // room for the whole message, or the drain
+        std::size_t bytes;    // received so far
+        std::size_t total;    // the whole message
+        bool dropped = false; // no room on this rank (a failure): received into the drain
     };
     first_piece receive_first(int from, int tag, int slot)
     {
@@ -125,19 +128,23 @@ public:
         mpi_check(MPI_Mprobe(from, tag, comm_, &m, &st), "MPI_Mprobe");
         int count = 0;
         MPI_Get_count(&st, MPI_BYTE, &count);
-        std::byte* buf = ws_.get<std::byte>(static_cast<std::size_t>(slot), static_cast<std::size_t>(count));
-        mpi_check(MPI_Mrecv(buf, count, MPI_BYTE, &m, MPI_STATUS_IGNORE), "MPI_Mrecv");
         const auto bytes = static_cast<std::size_t>(count);
+        std::byte* buf = room(static_cast<std::size_t>(slot), bytes, from);
+        const bool dropped = buf == nullptr;
+        if (dropped) buf = drain(bytes);
+        mpi_check(MPI_Mrecv(buf, count, MPI_BYTE, &m, MPI_STATUS_IGNORE), "MPI_Mrecv");
         res_.bytes_received += bytes;
         partial_header h;
         if (bytes >= sizeof h) std::memcpy(&h, buf, sizeof h);
         if (bytes < sizeof h || h.magic != partial_header::magic_value) {
             drain_stream(from, tag, buf, bytes); // a windowed stream: take it all, so nothing stays queued
-            return {buf, bytes, bytes};
+            return {buf, bytes, bytes, dropped};
         }
-        if (pieces_follow(h, bytes))
-            return {ws_.get<std::byte>(static_cast<std::size_t>(slot), h.total_bytes), bytes, h.total_bytes}; // keeps the first
-        return {buf, bytes, bytes};
+        if (!pieces_follow(h, bytes)) return {buf, bytes, bytes, dropped};
+        if (!dropped)
+            if (std::byte* whole = room(static_cast<std::size_t>(slot), h.total_bytes, from)) // keeps the first
+                return {whole, bytes, h.total_bytes};
+        return {drain(bytes), bytes, h.total_bytes, true};
     }
     // The rest of p's pieces, receives_in_flight posted ahead; arrived(bytes so far)
     // after the first and after each piece. An exception from it is this
@@ -145,12 +152,13 @@ public:
     template <class Arrived>
     void receive_rest(int from, int tag, first_piece& p, Arrived&& arrived)
     {
+        if (p.dropped) return drop_rest(from, tag, p);
         auto call = [&](std::size_t have) {
             if (res_.failed) return;
             try {
                 arrived(have);
             } catch (...) {
-                res_.fail({me_, unprefixed(current_exception_text())}, true);
+                res_.fail({me_, caught_text()}, true);
             }
         };
         if (p.bytes == p.total) return call(p.bytes);
@@ -200,9 +208,11 @@ public:
             mpi_check(MPI_Mprobe(from, tag, comm_, &m, &st), "MPI_Mprobe");
             int count = 0;
             MPI_Get_count(&st, MPI_BYTE, &count);
-            std::byte* buf = ws_.get<std::byte>(scratch_slot_, static_cast<std::size_t>(count));
+            const auto n = static_cast<std::size_t>(count);
+            std::byte* buf = room(scratch_slot_, n, from);
+            if (!buf) buf = drain(n);
             mpi_check(MPI_Mrecv(buf, count, MPI_BYTE, &m, MPI_STATUS_IGNORE), "MPI_Mrecv");
-            last = static_cast<std::size_t>(count) < sizeof h;
+            last = n < sizeof h;
             if (!last) {
                 std::memcpy(&h, buf, sizeof h);
                 last = h.flags & message_header::last;
@@ -213,10 +223,9 @@ public:
     {
         partial_header h;
         std::memcpy(&h, p, sizeof h);
-        const std::size_t size = h.flags == partial_header::dense_form ? whole_piece_bytes : max_piece_bytes;
         send_ring ring(comm_, to, tag);
-        for (std::size_t at = 0; at == 0 || at < bytes; at += size)
-            ring.post(p + at, static_cast<int>(std::min(size, bytes - at)), MPI_BYTE);
+        for (std::size_t at = 0; at == 0 || at < bytes; at += whole_piece_bytes)
+            ring.post(p + at, static_cast<int>(std::min(whole_piece_bytes, bytes - at)), MPI_BYTE);
         ring.finish();
         res_.bytes_sent += bytes;
         ++res_.messages_sent;
@@ -248,6 +257,40 @@ public:
     }
 
 private:
+    // A slot's room for a message from `from`, or none: this rank's failure.
+    std::byte* room(std::size_t slot, std::size_t bytes, int from) noexcept
+    {
+        try {
+            return ws_.get<std::byte>(slot, bytes);
+        } catch (...) {
+        }
+        if (!res_.failed)
+            res_.fail({me_, text_or_out_of_memory([&] {
+                           return "cannot allocate " + std::to_string(bytes) + " bytes for a message from rank " +
+                                  std::to_string(from);
+                       })},
+                      true);
+        return nullptr;
+    }
+    // The drain for a piece of `bytes`. Whole messages come in pieces that
+    // fit; a larger one (a windowed stream's, from a rank that passed
+    // another kind of vector) cannot be received without memory.
+    std::byte* drain(std::size_t bytes) const
+    {
+        const std::span<std::byte> d = ws_.drain();
+        if (bytes > d.size()) fail("out of memory for a message of " + std::to_string(bytes) + " bytes");
+        return d.data();
+    }
+    void drop_rest(int from, int tag, first_piece& p)
+    {
+        for (std::size_t at = p.bytes; at < p.total; at += p.bytes)
+            mpi_check(MPI_Recv(p.buf, static_cast<int>(std::min(p.bytes, p.total - at)), MPI_BYTE, from, tag, comm_,
+                               MPI_STATUS_IGNORE),
+                      "MPI_Recv");
+        res_.bytes_received += p.total - p.bytes;
+        p.bytes = p.total;
+    }
+
     MPI_Comm comm_;
     int me_;
     node_buffers& ws_;

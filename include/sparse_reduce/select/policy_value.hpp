@@ -170,6 +170,7 @@ private:
 struct made_policy {
     std::optional<runtime_policy> policy;
     std::string failure;
+    bool measures = false; // needs_call_stats: known without the made policy
 };
 
 template <reduce_policy P>
@@ -177,6 +178,7 @@ made_policy make_plan_policy(const P& p)
 {
     ops_of<P>().validate(&p);
     made_policy m;
+    m.measures = ops_of<P>().needs_call_stats(&p);
     try {
         m.policy.emplace(p);
     } catch (...) {
