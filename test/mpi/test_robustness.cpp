@@ -586,17 +586,21 @@ BOOST_AUTO_TEST_CASE(an_allreduce_whose_root_cannot_allocate_fails_everywhere)
     }
 }
 
+// How the ranks of a swept call may end: as reduce's contract says (the
+// root and the rank that found the failure throw; step checks the result of
+// a call that returned), all alike (every rank throws or none does: an
+// allocation for a report's text fails nothing), or all throwing whenever
+// the allocation came.
+enum class sweep_rule { by_contract, all_or_none, all_throw };
+
 // Runs step(fresh) on a new duplicate of MPI_COMM_WORLD once per allocation
 // it makes on `victim`, the n-th failing there on the n-th run, until a run
 // makes no n-th allocation. Each run may throw nothing but
-// sparse_reduce::error (with every needle); under everywhere, it throws on
-// every rank or on none, and on all when the allocation came (else the
-// reduce's contract holds: the root and the rank that found the failure
-// throw, and step checks the result of a call that returned). Then
-// good(fresh) must hold.
+// sparse_reduce::error (with every needle), and its ranks end as `rule`
+// says. Then good(fresh) must hold.
 template <class Step, class Good>
 void sweep_allocations(const std::string& context, int victim, const std::vector<std::string>& needles,
-                       bool everywhere, Step&& step, Good&& good)
+                       sweep_rule rule, Step&& step, Good&& good)
 {
     auto& comm = world();
     bool fired = true;
@@ -609,7 +613,7 @@ void sweep_allocations(const std::string& context, int victim, const std::vector
             {.context = context + ": allocation " + std::to_string(n) + " fails on rank " + std::to_string(victim),
              .who = [](int) { return expect::either; },
              .needles = needles,
-             .agreed = everywhere},
+             .agreed = rule != sweep_rule::by_contract},
             [&] {
                 failing_allocation guard(comm.rank() == victim ? n : 0);
                 try {
@@ -624,7 +628,7 @@ void sweep_allocations(const std::string& context, int victim, const std::vector
             [&] { return good(fresh); });
         BOOST_TEST(ok);
         boost::mpi::broadcast(comm, fired, victim);
-        BOOST_TEST((!everywhere || !fired || all_ok(threw)),
+        BOOST_TEST((rule != sweep_rule::all_throw || !fired || all_ok(threw)),
                    context << ": allocation " << n << " failed on rank " << victim << ", yet a rank returned");
         if (n > 256) BOOST_FAIL(context << " makes more than 256 allocations"); // no endless loop
     }
@@ -635,7 +639,7 @@ template <class Step, class Good>
 void fails_everywhere_at_every_allocation(const std::string& context, int victim,
                                           const std::vector<std::string>& needles, Step&& step, Good&& good)
 {
-    sweep_allocations(context, victim, needles, true, step, good);
+    sweep_allocations(context, victim, needles, sweep_rule::all_throw, step, good);
 }
 
 // The first call on a communicator makes the library's state for it on
@@ -755,21 +759,21 @@ BOOST_AUTO_TEST_CASE(a_rank_that_cannot_allocate_anywhere_in_a_reduce_fails_by_t
     for (int victim : P > 1 ? std::vector<int>{P - 1, 0} : std::vector<int>{0}) {
         const bool leaf = victim == P - 1;
         if (leaf) {
-            sweep_allocations("a one-shot reduce, automatic", victim, {}, false,
+            sweep_allocations("a one-shot reduce, automatic", victim, {}, sweep_rule::by_contract,
                               [&](const boost::mpi::communicator& c) {
                                   twice(c, [&](const auto& cc, auto& out) {
                                       sr::reduce(cc, in, out, std::plus<>{}, 0);
                                   });
                               },
                               good);
-            sweep_allocations("make_plan and the plan's reduce, automatic", victim, {}, false,
+            sweep_allocations("make_plan and the plan's reduce, automatic", victim, {}, sweep_rule::by_contract,
                               [&](const boost::mpi::communicator& c) {
                                   auto plan = sr::make_plan(c, 0, fault_dim);
                                   twice(c, [&](const auto&, auto& out) { plan.reduce(in, out, std::plus<>{}); });
                               },
                               good);
         }
-        sweep_allocations("a one-shot reduce of dense vectors, automatic", victim, {}, false,
+        sweep_allocations("a one-shot reduce of dense vectors, automatic", victim, {}, sweep_rule::by_contract,
                           [&](const boost::mpi::communicator& c) {
                               both_calls([&] {
                                   sr::reduce(c, dense_in, dense_out, std::plus<>{}, 0);
@@ -778,14 +782,14 @@ BOOST_AUTO_TEST_CASE(a_rank_that_cannot_allocate_anywhere_in_a_reduce_fails_by_t
                               });
                           },
                           good);
-        sweep_allocations("a one-shot reduce, binomial, index/value wire", victim, {}, false,
+        sweep_allocations("a one-shot reduce, binomial, index/value wire", victim, {}, sweep_rule::by_contract,
                           [&](const boost::mpi::communicator& c) {
                               twice(c, [&](const auto& cc, auto& out) {
                                   sr::reduce(cc, in, out, std::plus<>{}, 0, windows);
                               });
                           },
                           good);
-        sweep_allocations("make_plan and the plan's reduce, binomial, index/value wire", victim, {}, false,
+        sweep_allocations("make_plan and the plan's reduce, binomial, index/value wire", victim, {}, sweep_rule::by_contract,
                           [&](const boost::mpi::communicator& c) {
                               auto plan = sr::make_plan(c, 0, fault_dim, windows);
                               twice(c, [&](const auto&, auto& out) { plan.reduce(in, out, std::plus<>{}); });
@@ -826,7 +830,7 @@ BOOST_AUTO_TEST_CASE(a_rank_that_cannot_allocate_a_whole_message_drops_it_and_fa
              {std::tuple<const char*, const Eigen::SparseVector<double>*, const std::vector<double>*>{
                   "small messages", &small, &small_want},
               {"messages of several pieces", &big, &big_want}})
-            sweep_allocations(std::string("a one-shot reduce in whole messages, ") + name, victim, {}, false,
+            sweep_allocations(std::string("a one-shot reduce in whole messages, ") + name, victim, {}, sweep_rule::by_contract,
                               [&, &in = in, &want = want](const boost::mpi::communicator& c) {
                                   got.assign(want->size(), 0.0);
                                   twice_checked(c, *want, got, [&](const auto& cc, auto& out) {
@@ -866,4 +870,54 @@ BOOST_AUTO_TEST_CASE(a_rank_that_cannot_allocate_in_making_an_allreduce_plan_fai
                     std::visit([&](const auto& p) { (void)sr::make_allreduce_plan(c, fault_dim, p); }, pol);
                 },
                 good);
+}
+
+
+// Every allocation of an allreduce by recursive doubling fails once in turn
+// on one rank, the first or the last, as a one-shot call and on a plan, with
+// automatic (which runs it on these vectors) and named: its buffers, the
+// messages it encodes and receives, its output, its report. Every rank
+// throws or none does (a report's text that cannot be made is left empty),
+// a call that returns is right, and the next call works. A rank that
+// cannot grow its receive buffer takes the message into the plan's drain
+// and fails; a rank that cannot encode sends its status alone. Before, the
+// rank threw std::bad_alloc alone and its partner waited for its messages.
+BOOST_AUTO_TEST_CASE(a_rank_that_cannot_allocate_in_a_recursive_doubling_allreduce_fails_everywhere)
+{
+    auto& comm = world();
+    const int P = comm.size();
+    using any_allreduce = std::variant<sr::policy::automatic, sr::policy::recursive_doubling>;
+    const std::pair<const char*, any_allreduce> policies[] = {{"automatic", sr::policy::automatic{}},
+                                                             {"recursive_doubling", sr::policy::recursive_doubling{}}};
+    const auto in = fault_eigen_input_of(comm.rank());
+    const auto want = fault_serial_sum(P);
+    std::vector<double> out(fault_dim); // the right size: the check allocates nothing
+    const auto checked = [&](auto&& call) {
+        both_calls([&] {
+            call();
+            if (out != want) throw std::runtime_error("the call returned a wrong result");
+        });
+    };
+    const auto good = [](const boost::mpi::communicator& c) { return good_allreduce_on(c); };
+    for (int victim : P > 1 ? std::vector<int>{0, P - 1} : std::vector<int>{0})
+        for (const auto& [name, pol] : policies) {
+            sweep_allocations(std::string("a one-shot allreduce, ") + name, victim, {}, sweep_rule::all_or_none,
+                              [&, &pol = pol](const boost::mpi::communicator& c) {
+                                  checked([&] {
+                                      std::visit([&](const auto& p) { sr::allreduce(c, in, out, std::plus<>{}, p); }, pol);
+                                  });
+                              },
+                              good);
+            sweep_allocations(std::string("make_allreduce_plan and the plan's allreduce, ") + name, victim, {},
+                              sweep_rule::all_or_none,
+                              [&, &pol = pol](const boost::mpi::communicator& c) {
+                                  std::visit(
+                                      [&](const auto& p) {
+                                          auto plan = sr::make_allreduce_plan(c, fault_dim, p);
+                                          checked([&] { plan.allreduce(in, out, std::plus<>{}); });
+                                      },
+                                      pol);
+                              },
+                              good);
+        }
 }

@@ -179,15 +179,14 @@ public:
                 if constexpr (repr_traits<std::remove_cvref_t<In>>::kind == repr_kind::dense)
                     if (size_ == 1) {
                         r = detail::one_rank_allreduce(dimension_, in, target, op);
-                        r.tuning = tuning_name();
+                        name_tuning(r);
                         r.seconds = MPI_Wtime() - start;
                         return r;
                     }
                 const auto [a, w] = choose<value_type_of<In>, detail::builds_in_output<std::remove_cvref_t<decltype(target)>>>(in, op);
                 r = run(a, in, target, op, w);
-                r.algorithm = "automatic: " + r.algorithm;
                 r.reason = modelled;
-                r.tuning = tuning_name();
+                name_tuning(r);
             }
             r.seconds = MPI_Wtime() - start;
             return r;
@@ -207,18 +206,24 @@ private:
                                         "allreduce failed on");
     }
 
-    // The tuning automatic reads, for the report; named once per tuning.
-    report_text tuning_name()
+    // automatic's report: its choice and the tuning it read, named once per
+    // tuning. The call has succeeded: texts that cannot be made stay empty.
+    void name_tuning(report& r)
     {
-        const tuning& t = policy_.tuned ? *policy_.tuned : current_tuning(policy_.tuning_file);
-        if (!buffers_->tuning || *buffers_->tuning != t.source)
-            buffers_->tuning = std::make_shared<const std::string>(t.source);
-        return report_text(buffers_->tuning);
+        try {
+            if (!r.algorithm.empty_text()) r.algorithm = "automatic: " + r.algorithm.str();
+            const tuning& t = policy_.tuned ? *policy_.tuned : current_tuning(policy_.tuning_file);
+            if (!buffers_->tuning || *buffers_->tuning != t.source)
+                buffers_->tuning = std::make_shared<const std::string>(t.source);
+            r.tuning = report_text(buffers_->tuning);
+        } catch (...) {
+        }
     }
 
     // What both constructors do, collectively. What this rank makes for the
-    // plan alone (its buffers or the communicator's, the reduce half of a
-    // fixed tree, the one group of all ranks) comes first; the ranks' one
+    // plan alone (its buffers or the communicator's and recursive doubling's
+    // drain, the reduce half of a fixed tree, the one group of all ranks)
+    // comes first; the ranks' one
     // vote on the dimension also says whether that failed anywhere, so that
     // all throw together. automatic's reduce half reads the tuning and
     // agrees in its own constructor; grouped's groups are split collectively.
@@ -232,6 +237,10 @@ private:
             buffers_ = one_shot ? state.template memo<detail::oneshot_allreduce_buffers>().buffers
                                 : std::make_shared<detail::exchange_buffers>();
             if constexpr (has_reduce && !is_automatic) reduce_.emplace(comm, 0, dimension_, std::move(*tree), true);
+            if constexpr (detail::plan_runs<Policy>(detail::allreduce_algorithm::recursive_doubling)) {
+                const std::size_t drain = detail::doubling_drain_bytes(policy_.segment_bytes);
+                if (buffers_->drain.size() < drain) buffers_->drain.resize(drain);
+            }
             if constexpr (std::same_as<Policy, policy::split_allgather> || is_automatic) {
                 groups_.mesh = {1, size_, false};
                 groups_.layout = std::make_shared<detail::group_layout>(detail::whole_group_layout(private_, dimension_));

@@ -22,6 +22,7 @@
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -49,15 +50,16 @@ inline constexpr std::size_t trailer_words = 2, trailer_bytes = 8 * trailer_word
 // order says, or instead of ours.
 enum class doubling_fold { theirs_left, theirs_right, replace };
 
-// This rank's side of a step: its partial (nullptr: failed, the status
-// alone in one message) in messages of whole windows.
+// This rank's side of a step: its partial in messages of whole windows;
+// once failed (st; also when encoding a message fails), its status alone,
+// in one message from the sender's own words.
 template <class T>
 class partial_sender {
 public:
-    partial_sender(MPI_Comm pc, int partner, const partial<T>* p, std::int64_t status, std::size_t dimension,
+    partial_sender(MPI_Comm pc, int partner, const partial<T>& p, call_status& st, std::size_t dimension,
                    std::size_t window, const T& id, wire::format fmt, exchange_buffers& buffers)
-        : pc_(pc), partner_(partner), p_(p), status_(p ? status : (status ? status : 1)), dimension_(dimension),
-          window_(window), windows_((dimension + window - 1) / window),
+        : pc_(pc), partner_(partner), p_(p), st_(st), status_(st.word()), dimension_(dimension), window_(window),
+          windows_((dimension + window - 1) / window),
           message_bytes_(std::max(stream_message_bytes, window * sizeof(T))), id_(id), fmt_(fmt), buffers_(buffers)
     {
     }
@@ -76,15 +78,28 @@ public:
         wait_all(reqs_[slot]); // a kept buffer is not shrunk: growing it again would zero it
         const std::size_t first = next_;
         std::size_t at = 0;
-        if (status_ != 0) next_ = windows_;
-        for (std::size_t covered = 0; next_ < windows_ && at < message_bytes_; next_ += covered)
-            at = append_window<T>(*p_, nullptr, 0, dimension_, next_, window_, 1, id_, fmt_, b, at, buffers_.bitmap,
-                                  covered);
-        if (b.size() < at / 8 + trailer_words) b.resize(at / 8 + trailer_words);
-        b[at / 8] = static_cast<std::uint64_t>(status_);
-        b[at / 8 + 1] = next_ - first;
-        at += trailer_bytes;
-        isend_message(b.data(), at, partner_, doubling_tag, pc_, reqs_[slot]);
+        if (status_ == 0) try {
+                for (std::size_t covered = 0; next_ < windows_ && at < message_bytes_; next_ += covered)
+                    at = append_window<T>(p_, nullptr, 0, dimension_, next_, window_, 1, id_, fmt_, b, at,
+                                          buffers_.bitmap, covered);
+                if (b.size() < at / 8 + trailer_words) b.resize(at / 8 + trailer_words);
+                reqs_[slot].reserve(4); // isend_message's pieces (a message is below 2 GiB)
+            } catch (...) {
+                st_.fail_here();
+                status_ = st_.word();
+            }
+        if (status_ != 0) { // every window left, at once
+            next_ = windows_;
+            alone_[0] = static_cast<std::uint64_t>(status_);
+            alone_[1] = next_ - first;
+            MPI_Isend(alone_, static_cast<int>(trailer_bytes), MPI_BYTE, partner_, doubling_tag, pc_, &alone_req_);
+            at = trailer_bytes;
+        } else {
+            b[at / 8] = 0;
+            b[at / 8 + 1] = next_ - first;
+            at += trailer_bytes;
+            isend_message(b.data(), at, partner_, doubling_tag, pc_, reqs_[slot]);
+        }
         rep.bytes_sent += at;
         ++rep.messages_sent;
         ++sent_;
@@ -94,12 +109,14 @@ public:
     {
         wait_all(reqs_[0]);
         wait_all(reqs_[1]);
+        MPI_Wait(&alone_req_, MPI_STATUS_IGNORE);
     }
 
 private:
     MPI_Comm pc_;
     int partner_;
-    const partial<T>* p_;
+    const partial<T>& p_;
+    call_status& st_;
     std::int64_t status_;
     std::size_t dimension_, window_, windows_, message_bytes_;
     T id_;
@@ -107,6 +124,8 @@ private:
     exchange_buffers& buffers_;
     std::size_t next_ = 0, sent_ = 0;
     std::vector<MPI_Request> reqs_[2];
+    std::uint64_t alone_[trailer_words] = {};
+    MPI_Request alone_req_ = MPI_REQUEST_NULL;
 };
 
 // The partner's side of a step, into `acc`: a dense partial folds window
@@ -119,7 +138,7 @@ public:
                      const Op& op, doubling_fold how, call_status& st, exchange_buffers& buffers)
         : pc_(pc), partner_(partner), acc_(acc), dimension_(dimension), window_(window),
           windows_((dimension + window - 1) / window), id_(id), op_(op), how_(how), st_(st), buf_(buffers.receive),
-          streamed_(acc.is_dense && how != doubling_fold::replace && !st.failed())
+          drain_(buffers.drain), streamed_(acc.is_dense && how != doubling_fold::replace && !st.failed())
     {
     }
 
@@ -130,12 +149,22 @@ public:
     void receive_one(report& rep)
     {
         const std::size_t at = streamed_ ? 0 : whole_;
-        const std::size_t n = recv_message(partner_, doubling_tag, pc_, buf_, at);
+        bool dropped = false; // no room for it: taken into the drain, and this rank fails
+        const std::size_t n = recv_message(partner_, doubling_tag, pc_, buf_, at, drain_, &dropped);
+        if (dropped && st_.failure.empty())
+            st_.failure = text_or_out_of_memory([&] {
+                return "rank " + std::to_string(st_.rank) + ": cannot allocate " + std::to_string(at + n) +
+                       " bytes for a message from rank " + std::to_string(partner_);
+            });
         rep.bytes_received += n;
         ++received_;
         const std::size_t end = at + n - std::min(n, trailer_bytes);
-        const auto status = n >= trailer_bytes ? static_cast<std::int64_t>(buf_[end / 8]) : 0;
-        const std::size_t count = n >= trailer_bytes ? static_cast<std::size_t>(buf_[end / 8 + 1]) : 0;
+        std::uint64_t trailer[trailer_words] = {};
+        if (n >= trailer_bytes)
+            std::memcpy(trailer, dropped ? drain_.data() + (n - trailer_bytes) : bytes_of(buf_, end + trailer_bytes).data() + end,
+                        trailer_bytes);
+        const auto status = static_cast<std::int64_t>(trailer[0]);
+        const std::size_t count = static_cast<std::size_t>(trailer[1]);
         if (status != 0) {
             st_.hear(status);
             covered_ = windows_; // a failed sender sends its status alone
@@ -225,6 +254,7 @@ private:
     doubling_fold how_;
     call_status& st_;
     wire_buffer& buf_;
+    std::span<std::byte> drain_;
     bool streamed_;
     std::size_t received_ = 0, covered_ = 0, folded_ = 0, pos_ = 0, end_ = 0, whole_ = 0;
     std::size_t run_end_ = 0; // streamed: the window after the empty run being folded
@@ -240,7 +270,7 @@ void doubling_step(MPI_Comm pc, int partner, bool send, bool receive, doubling_f
                    call_status& st, exchange_buffers& buffers)
 {
     const T id = identity<T>(op);
-    partial_sender<T> s(pc, partner, st.failed() ? nullptr : &acc, st.word(), dimension, window, id, fmt, buffers);
+    partial_sender<T> s(pc, partner, acc, st, dimension, window, id, fmt, buffers);
     partial_receiver<T, Op> r(pc, partner, acc, dimension, window, id, op, how, st, buffers);
     const std::size_t all = (dimension + window - 1) / window;
     while ((send && !s.done()) || (receive && !r.done())) {
@@ -290,7 +320,11 @@ partial<T> recursive_doubling(MPI_Comm pc, partial<T> acc, std::size_t dimension
         if (me % 2) step(me - 1, false, true, doubling_fold::replace);
         else step(me + 1, true, false, doubling_fold::replace);
     }
-    acc.materialise(); // one rank, or a failed call: the input never folded
+    try {
+        acc.materialise(); // one rank, or a failed call: the input never folded
+    } catch (...) {
+        st.fail_here();
+    }
     return acc;
 }
 
@@ -324,10 +358,17 @@ report doubling_allreduce(MPI_Comm pc, std::size_t dimension, const In& in, Out&
     }
     const std::size_t window = window_of<T>(segment_bytes);
     acc = recursive_doubling(pc, std::move(acc), dimension, op, fmt, window, rep, st, buffers);
+    if (!st.failed()) try { // before the agreement: a rank that cannot write its output fails the call
+            result_into(out, acc, op);
+        } catch (...) {
+            st.fail_here();
+        }
     agree_and_throw(pc, me, st.failure, st.heard);
-    result_into(out, acc, op);
-    rep.algorithm = std::string("recursive_doubling(wire=") + wire::to_string(fmt) +
-                    ", segment=" + std::to_string(window * sizeof(T)) + ")";
+    try {
+        rep.algorithm = std::string("recursive_doubling(wire=") + wire::to_string(fmt) +
+                        ", segment=" + std::to_string(window * sizeof(T)) + ")";
+    } catch (...) { // the call succeeded: its report's text is left empty
+    }
     return rep;
 }
 

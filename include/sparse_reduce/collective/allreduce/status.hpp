@@ -20,10 +20,12 @@
 
 #include <mpi.h>
 
+#include "../../detail/uninit_vector.hpp"
 #include "../../error.hpp"
 #include "../../mpi/first_failure.hpp"
 #include "../../policy.hpp"
 #include "../../repr/representation.hpp"
+#include "messages.hpp"
 #include "partial_codec.hpp"
 #include "partial_ops.hpp"
 
@@ -58,10 +60,11 @@ struct call_status {
     std::int64_t heard = 0;
     bool failed() const { return !failure.empty() || heard != 0; }
     std::int64_t word() const { return !failure.empty() ? rank + 1 : heard; }
-    // In a catch block: the exception being handled, of any type.
+    // In a catch block: the exception being handled, of any type ("out of
+    // memory" when its text cannot be made).
     void fail_here()
     {
-        if (failure.empty()) failure = current_failure_text(rank);
+        if (failure.empty()) failure = text_or_out_of_memory([&] { return current_failure_text(rank); });
     }
     void hear(std::int64_t status)
     {
@@ -75,10 +78,23 @@ std::size_t window_of(std::size_t segment_bytes)
     return std::max<std::size_t>(1, (segment_bytes ? segment_bytes : default_segment_bytes) / sizeof(T));
 }
 
+// The largest message recursive doubling sends for segments of
+// segment_bytes (0: the default): a message of whole windows of about
+// stream_message_bytes, one window more, block headers and the trailer.
+inline std::size_t doubling_drain_bytes(std::size_t segment_bytes)
+{
+    const std::size_t seg = segment_bytes ? segment_bytes : default_segment_bytes;
+    return std::max(stream_message_bytes, seg) + 2 * seg + 4096;
+}
+
 // Message buffers a plan keeps between calls (no page faults per call).
 struct exchange_buffers {
     wire_buffer send, receive;
     wire_buffer send_next; // recursive doubling: the second of two messages in flight
+    // Recursive doubling: room for its largest message, made with the plan
+    // (inside its agreement): a rank that cannot grow `receive` for a
+    // message receives it here and drops it, so nothing stays queued.
+    uninit_vector<std::byte> drain;
     std::vector<wire_buffer> pieces; // grouped's updating: one per member
     bool bitmap = true; // adaptive blocks may take the bitmap form (the plan's tuning: cost_model::bitmap_pays)
     const void* identity_tested = nullptr; // the operation type whose identity law was tested
