@@ -72,6 +72,12 @@ std::string text_or_out_of_memory(Make&& make) noexcept
     }
 }
 
+// A rank's failure to allocate the room for a message from rank `from`.
+inline std::string no_room_text(std::size_t bytes, int from)
+{
+    return "cannot allocate " + std::to_string(bytes) + " bytes for a message from rank " + std::to_string(from);
+}
+
 // In a catch block: the exception's text without the library's prefix, or
 // "out of memory" when there is none left to copy it.
 inline std::string caught_text() noexcept

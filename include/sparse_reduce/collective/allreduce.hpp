@@ -223,10 +223,10 @@ private:
     // What both constructors do, collectively. What this rank makes for the
     // plan alone (its buffers or the communicator's and recursive doubling's
     // drain, the reduce half of a fixed tree, the one group of all ranks)
-    // comes first; the ranks' one
-    // vote on the dimension also says whether that failed anywhere, so that
-    // all throw together. automatic's reduce half reads the tuning and
-    // agrees in its own constructor; grouped's groups are split collectively.
+    // comes first; the ranks' one vote on the dimension also says whether
+    // that failed anywhere, so that all throw together. automatic's reduce
+    // half reads the tuning and agrees in its own constructor; grouped's
+    // groups are split collectively.
     void init(const boost::mpi::communicator& comm, bool one_shot)
     {
         detail::comm_state& state = detail::state_of(MPI_Comm(comm)); // collective on first use, agreed

@@ -555,7 +555,7 @@ whole_result run_whole_reduce(MPI_Comm comm, const tree& t, int me, std::size_t 
             own_val = ov;
         }
     } catch (...) {
-        bad = current_exception_text(); // std::bad_alloc's fits a short string
+        bad = caught_text();
     }
     if (!bad.empty()) return fail_whole(comm, t, me, dim, ws, bad);
     return run_whole_node<I>(comm, t, me, dim, op, ws, make_whole_output<T>(out), own_idx, own_val, n);

@@ -265,11 +265,7 @@ private:
         } catch (...) {
         }
         if (!res_.failed)
-            res_.fail({me_, text_or_out_of_memory([&] {
-                           return "cannot allocate " + std::to_string(bytes) + " bytes for a message from rank " +
-                                  std::to_string(from);
-                       })},
-                      true);
+            res_.fail({me_, text_or_out_of_memory([&] { return no_room_text(bytes, from); })}, true);
         return nullptr;
     }
     // The drain for a piece of `bytes`. Whole messages come in pieces that

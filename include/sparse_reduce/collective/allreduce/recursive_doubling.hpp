@@ -153,8 +153,7 @@ public:
         const std::size_t n = recv_message(partner_, doubling_tag, pc_, buf_, at, drain_, &dropped);
         if (dropped && st_.failure.empty())
             st_.failure = text_or_out_of_memory([&] {
-                return "rank " + std::to_string(st_.rank) + ": cannot allocate " + std::to_string(at + n) +
-                       " bytes for a message from rank " + std::to_string(partner_);
+                return "rank " + std::to_string(st_.rank) + ": " + no_room_text(at + n, partner_);
             });
         rep.bytes_received += n;
         ++received_;
