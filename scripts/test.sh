@@ -4,10 +4,11 @@
 # Steps:
 #   1. install-deps   scripts/install-deps.sh (no-op when everything is there)
 #      layout         scripts/check-layout.sh (header length, include layers)
-#   2. release        configure, build and run every CTest test (preset release)
+#   2. release        configure, build and run every CTest test (preset
+#                     release) but the unit tests, which step 3 runs
 #   3. sanitize       ASan+UBSan build of unit_tests, ctest -L unit (preset asan)
 #   4. fuzz           clang libFuzzer build of fuzz_decoders, smoke ctest, then
-#                     a ${SPARSE_REDUCE_FUZZ_SECONDS:-60} s fuzzing run
+#                     ${SPARSE_REDUCE_FUZZ_SECONDS:-60} s of fuzzing on two workers
 #   5. install        install build/release to a temp prefix; build the
 #                     consumer with find_package and pkg-config against it
 #                     (each also in the compiled mode) and with FetchContent
@@ -126,7 +127,11 @@ step_end
 # 2. release build, all tests
 # --------------------------------------------------------------------------
 step_begin "release"
-cmake --preset release
+# The unit tests run in the sanitizer step (step 3), under ASan and UBSan;
+# built here too only when that step is skipped.
+unit_tests_here=OFF
+[[ "${SPARSE_REDUCE_SKIP_SANITIZE:-0}" == 1 ]] && unit_tests_here=ON
+cmake --preset release -DSPARSE_REDUCE_BUILD_UNIT_TESTS=$unit_tests_here
 cmake --build --preset release -j2
 ctest --preset release 2>&1 | tee "$LOG_DIR/ctest-release.log"
 step_end
@@ -165,9 +170,11 @@ else
         corpus_dirs+=("$ROOT/test/fuzz/corpus")
     fi
     fuzz_log=$LOG_DIR/fuzz_decoders.log
-    echo "fuzzing fuzz_decoders for ${FUZZ_SECONDS} s (corpus ${corpus#"$ROOT"/}, log ${fuzz_log#"$ROOT"/})"
-    if ! build/fuzz/fuzz_decoders \
-            -max_total_time="$FUZZ_SECONDS" -timeout=10 -rss_limit_mb=2048 \
+    # Two workers (libFuzzer's fork mode, one per core, sharing the corpus),
+    # each fuzzing half the time: FUZZ_SECONDS of fuzzing in half the wall time.
+    echo "fuzzing fuzz_decoders for ${FUZZ_SECONDS} s on two workers (corpus ${corpus#"$ROOT"/}, log ${fuzz_log#"$ROOT"/})"
+    if ! build/fuzz/fuzz_decoders -fork=2 \
+            -max_total_time="$(((FUZZ_SECONDS + 1) / 2))" -timeout=10 -rss_limit_mb=2048 \
             -print_final_stats=1 -artifact_prefix="$artifacts/" \
             "${corpus_dirs[@]}" >"$fuzz_log" 2>&1; then
         tail -n 120 "$fuzz_log"
@@ -176,7 +183,8 @@ else
         echo "replay with: build/fuzz/fuzz_decoders build/fuzz/artifacts/<file>"
         exit 1
     fi
-    grep -E '^(Done|stat::|INFO: -max_total_time)|^#[0-9]+\s+DONE' "$fuzz_log" || tail -n 10 "$fuzz_log"
+    grep -E '^#[0-9]+: cov' "$fuzz_log" | tail -n 1
+    grep -E '^INFO: (fuzzed for|exiting)' "$fuzz_log" || tail -n 10 "$fuzz_log"
     echo "corpus now holds $(find "$corpus" -type f | wc -l) inputs"
     step_end
 fi
