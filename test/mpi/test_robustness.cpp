@@ -926,3 +926,57 @@ BOOST_AUTO_TEST_CASE(a_rank_that_cannot_allocate_in_a_recursive_doubling_allredu
                               good);
         }
 }
+
+// Every allocation of a reduce_scatter fails once in turn on one rank, the
+// first or the last: its ranges, the cut input, the exchange's counts, the
+// room it receives into, its requests, the fold and the output. Every rank
+// throws or none does, a call that returns is right, and the next call
+// works. A rank without room for what it receives takes it into the drain
+// (at two ranks also in several pieces: 2^18 full entries, 1.5 MiB to the
+// other rank).
+// Before, the rank threw std::bad_alloc alone and the others waited for it
+// in the exchange.
+BOOST_AUTO_TEST_CASE(a_rank_that_cannot_allocate_in_a_reduce_scatter_fails_everywhere)
+{
+    auto& comm = world();
+    const int P = comm.size();
+    const auto me = static_cast<std::size_t>(comm.rank());
+    sr::index_value_vector<double, std::uint64_t> out;
+    const auto scatter = [&](const boost::mpi::communicator& c, const Eigen::SparseVector<double>& in,
+                             const std::vector<double>& want, std::span<const std::size_t> ranges) {
+        both_calls([&] {
+            const auto used = sr::reduce_scatter(c, in, out, std::plus<>{}, ranges);
+            bool ok = out.size() == want.size() && used.size() == static_cast<std::size_t>(P) + 1;
+            std::size_t held = 0; // entries of this rank's range, each the serial sum
+            for (std::size_t k = 0; ok && k < out.nnz(); ++k) {
+                const auto i = static_cast<std::size_t>(out.indices()[k]);
+                ok = i >= used[me] && i < used[me + 1] && out.values()[k] == want[i];
+            }
+            for (std::size_t i = ok ? used[me] : 0; ok && i < used[me + 1]; ++i) held += want[i] != 0;
+            if (!ok || held != out.nnz()) throw std::runtime_error("the call returned a wrong result");
+        });
+    };
+    const auto small = fault_eigen_input_of(comm.rank());
+    const auto small_sum = fault_serial_sum(P);
+    const std::size_t n = P == 2 ? std::size_t{1} << 18 : 0;
+    Eigen::SparseVector<double> large(static_cast<Eigen::Index>(n));
+    std::vector<double> large_sum(n);
+    large.reserve(static_cast<Eigen::Index>(n));
+    for (std::size_t i = 0; i < n; ++i) {
+        large.insertBack(static_cast<Eigen::Index>(i)) = static_cast<double>(comm.rank() + 1 + static_cast<int>(i % 7));
+        large_sum[i] = P * (P + 1) / 2 + P * static_cast<double>(i % 7);
+    }
+    std::vector<std::size_t> uneven(static_cast<std::size_t>(P) + 1, fault_dim); // rank 0 owns a third
+    uneven[0] = 0;
+    for (int r = 1; r < P; ++r) uneven[static_cast<std::size_t>(r)] = fault_dim / 3 + (fault_dim * 2 / 3) * (r - 1) / (P - 1);
+    const auto good = [](const boost::mpi::communicator& c) { return good_reduce_scatter_on(c); };
+    for (int victim : P > 1 ? std::vector<int>{0, P - 1} : std::vector<int>{0}) {
+        sweep_allocations("reduce_scatter, block ranges", victim, {}, sweep_rule::all_or_none,
+                          [&](const boost::mpi::communicator& c) { scatter(c, small, small_sum, {}); }, good);
+        sweep_allocations("reduce_scatter, given ranges", victim, {}, sweep_rule::all_or_none,
+                          [&](const boost::mpi::communicator& c) { scatter(c, small, small_sum, uneven); }, good);
+        if (P == 2)
+            sweep_allocations("reduce_scatter, pieces of 1 MiB", victim, {}, sweep_rule::all_or_none,
+                              [&](const boost::mpi::communicator& c) { scatter(c, large, large_sum, {}); }, good);
+    }
+}

@@ -30,8 +30,11 @@
 /// ranges, ranges that are not P + 1 non-decreasing boundaries from 0 to D,
 /// a corrupt input (indices out of order or range) and an op made by make_op
 /// whose identity does not hold on a sample of the input's values, on any
-/// rank, throw sparse_reduce::error naming the rank at fault. An op that throws (anything, `throw 42;` too) while
-/// a rank folds its range: the ranks agree on the outcome after the fold (one
+/// rank, throw sparse_reduce::error naming the rank at fault. An op that
+/// throws (anything, `throw 42;` too) while a rank folds its range, memory
+/// that runs out on a rank (its room for what it receives: it then takes
+/// the pieces, of 1 MiB, into a drain of one piece and drops them), or an
+/// output it cannot make: the ranks agree on the outcome after the fold (one
 /// more small allreduce), and every rank throws sparse_reduce::error naming
 /// the lowest failing rank.
 ///
@@ -44,6 +47,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -56,6 +60,7 @@
 #include "../detail/index_width.hpp"
 #include "../detail/value_equal.hpp"
 #include "../error.hpp"
+#include "../exec/comm_state.hpp"
 #include "../kernel/combine.hpp"
 #include "../kernel/entry_stream.hpp"
 #include "../kernel/identity_law.hpp"
@@ -193,64 +198,114 @@ std::size_t fold_runs(std::vector<I>& idx, value_vector<T>& val, std::vector<std
     return runs.back();
 }
 
+// The exchange goes in pieces of 1 MiB, so that a rank without room for
+// what it receives can take every piece into the communicator's drain of
+// one piece (comm_state's, made before the ranks agree) and drop it.
+inline constexpr std::size_t scatter_piece_bytes = std::size_t{1} << 20;
+
+// The exchange's counts: what this rank sends to and receives from each
+// rank, where each rank's slice lands, and the requests, room for this
+// rank's sends made once its input is cut (before the ranks agree, so a
+// rank without room for them fails the call everywhere).
+struct exchange_counts {
+    std::vector<std::uint64_t> send, recv;
+    std::vector<std::size_t> runs;
+    std::vector<MPI_Request> reqs;
+    explicit exchange_counts(std::size_t P) : send(P), recv(P), runs(P + 1, 0) {}
+
+    template <class I, class T>
+    void count_sends(const slices<I, T>& s, std::size_t self)
+    {
+        std::size_t posts = 0;
+        for (std::size_t d = 0; d < send.size(); ++d) {
+            send[d] = s.cut[d + 1] - s.cut[d];
+            if (d != self && send[d])
+                posts += pieces_of(send[d] * sizeof(I), scatter_piece_bytes) + pieces_of(send[d] * sizeof(T), scatter_piece_bytes);
+        }
+        reqs.reserve(posts);
+    }
+};
+
+// After the counts are exchanged, a rank makes the room for what it
+// receives. One without it still sends its slices, takes what comes to it
+// into the drain and drops it, and fails at the call's final agreement, so
+// nobody waits and nothing stays queued. The fold and the output come before
+// that agreement too (the op may throw anything): every rank throws or none.
 template <class I, class Out, class T, class Op>
 void scatter_with(MPI_Comm pc, std::size_t dim, Out& out, const Op& op, std::span<const std::size_t> ranges, const T& id,
-                  slices<I, T>& s, report& rep)
+                  slices<I, T>& s, exchange_counts& c, std::span<std::byte> drain, report& rep)
 {
     using RO = repr_traits<std::remove_cvref_t<Out>>;
     int me = 0, ranks = 1;
     MPI_Comm_rank(pc, &me);
     MPI_Comm_size(pc, &ranks);
     const auto P = static_cast<std::size_t>(ranks), self = static_cast<std::size_t>(me);
-    std::vector<std::uint64_t> send(P), recv(P);
-    for (std::size_t d = 0; d < P; ++d) send[d] = s.cut[d + 1] - s.cut[d];
-    MPI_Alltoall(send.data(), 1, MPI_UINT64_T, recv.data(), 1, MPI_UINT64_T, pc);
+    MPI_Alltoall(c.send.data(), 1, MPI_UINT64_T, c.recv.data(), 1, MPI_UINT64_T, pc);
 
-    std::vector<std::size_t> runs(P + 1, 0);
-    for (std::size_t r = 0; r < P; ++r) runs[r + 1] = runs[r] + static_cast<std::size_t>(recv[r]);
-    std::vector<I> idx(runs[P]);
-    value_vector<T> val(runs[P]);
-    std::vector<MPI_Request> reqs;
-    for (std::size_t r = 0; r < P; ++r)
-        if (recv[r] && r != self) {
-            irecv_bytes(idx.data() + runs[r], recv[r] * sizeof(I), static_cast<int>(r), scatter_offset_tag, pc, reqs);
-            irecv_bytes(val.data() + runs[r], recv[r] * sizeof(T), static_cast<int>(r), scatter_value_tag, pc, reqs);
+    std::size_t posts = c.reqs.capacity(); // the sends'
+    for (std::size_t r = 0; r < P; ++r) {
+        c.runs[r + 1] = c.runs[r] + static_cast<std::size_t>(c.recv[r]);
+        if (r != self && c.recv[r])
+            posts += pieces_of(c.recv[r] * sizeof(I), scatter_piece_bytes) + pieces_of(c.recv[r] * sizeof(T), scatter_piece_bytes);
+    }
+    std::vector<I> idx;
+    value_vector<T> val;
+    std::string failure;
+    try {
+        idx.resize(c.runs[P]);
+        val.resize(c.runs[P]);
+        c.reqs.reserve(posts);
+    } catch (...) {
+        failure = text_or_out_of_memory([&] { return rank_failure_text(me); });
+    }
+    const bool room = failure.empty();
+    for (std::size_t r = 0; room && r < P; ++r)
+        if (c.recv[r] && r != self) {
+            irecv_bytes(idx.data() + c.runs[r], c.recv[r] * sizeof(I), static_cast<int>(r), scatter_offset_tag, pc, c.reqs,
+                        scatter_piece_bytes);
+            irecv_bytes(val.data() + c.runs[r], c.recv[r] * sizeof(T), static_cast<int>(r), scatter_value_tag, pc, c.reqs,
+                        scatter_piece_bytes);
         }
     for (std::size_t k = 1; k < P; ++k) {
         const std::size_t d = (self + k) % P;
-        if (!send[d]) continue;
-        isend_bytes(s.offset.data() + s.cut[d], send[d] * sizeof(I), static_cast<int>(d), scatter_offset_tag, pc, reqs);
-        isend_bytes(s.value.data() + s.cut[d], send[d] * sizeof(T), static_cast<int>(d), scatter_value_tag, pc, reqs);
-        rep.bytes_sent += send[d] * (sizeof(I) + sizeof(T));
+        if (!c.send[d]) continue;
+        isend_bytes(s.offset.data() + s.cut[d], c.send[d] * sizeof(I), static_cast<int>(d), scatter_offset_tag, pc, c.reqs,
+                    scatter_piece_bytes);
+        isend_bytes(s.value.data() + s.cut[d], c.send[d] * sizeof(T), static_cast<int>(d), scatter_value_tag, pc, c.reqs,
+                    scatter_piece_bytes);
+        rep.bytes_sent += c.send[d] * (sizeof(I) + sizeof(T));
         rep.messages_sent += 2;
     }
     for (std::size_t r = 0; r < P; ++r)
-        if (r != self) rep.bytes_received += recv[r] * (sizeof(I) + sizeof(T));
-    std::copy(s.offset.begin() + static_cast<std::ptrdiff_t>(s.cut[self]),
-              s.offset.begin() + static_cast<std::ptrdiff_t>(s.cut[self + 1]), idx.begin() + static_cast<std::ptrdiff_t>(runs[self]));
-    std::copy(s.value.begin() + static_cast<std::ptrdiff_t>(s.cut[self]),
-              s.value.begin() + static_cast<std::ptrdiff_t>(s.cut[self + 1]), val.begin() + static_cast<std::ptrdiff_t>(runs[self]));
-    wait_all(reqs);
+        if (r != self) rep.bytes_received += c.recv[r] * (sizeof(I) + sizeof(T));
+    if (room) {
+        std::copy(s.offset.begin() + static_cast<std::ptrdiff_t>(s.cut[self]),
+                  s.offset.begin() + static_cast<std::ptrdiff_t>(s.cut[self + 1]), idx.begin() + static_cast<std::ptrdiff_t>(c.runs[self]));
+        std::copy(s.value.begin() + static_cast<std::ptrdiff_t>(s.cut[self]),
+                  s.value.begin() + static_cast<std::ptrdiff_t>(s.cut[self + 1]), val.begin() + static_cast<std::ptrdiff_t>(c.runs[self]));
+    } else {
+        for (std::size_t r = 0; r < P; ++r)
+            if (c.recv[r] && r != self) {
+                drop_bytes(drain, c.recv[r] * sizeof(I), static_cast<int>(r), scatter_offset_tag, pc);
+                drop_bytes(drain, c.recv[r] * sizeof(T), static_cast<int>(r), scatter_value_tag, pc);
+            }
+    }
+    wait_all(c.reqs);
 
-    // The fold runs the caller's op, which may throw anything on any rank.
-    // Every message has arrived, so the ranks can agree on the outcome now:
-    // all throw, or none.
-    std::size_t n = 0;
-    std::string failure;
-    try {
-        n = fold_runs(idx, val, std::move(runs), op, id);
-    } catch (...) {
-        failure = rank_failure_text(me);
-    }
-    throw_if_any_failed(pc, failure, "reduce_scatter: the operation failed on");
-    const std::size_t lo = ranges[self];
-    const auto slots = RO::begin_output(out, dim, n);
-    using OI = std::remove_pointer_t<decltype(slots.index)>;
-    for (std::size_t k = 0; k < n; ++k) {
-        slots.index[k] = static_cast<OI>(lo + static_cast<std::size_t>(idx[k]));
-        slots.value[k] = val[k];
-    }
-    RO::commit_output(out, n);
+    if (room) try {
+            const std::size_t n = fold_runs(idx, val, c.runs, op, id);
+            const std::size_t lo = ranges[self];
+            const auto slots = RO::begin_output(out, dim, n);
+            using OI = std::remove_pointer_t<decltype(slots.index)>;
+            for (std::size_t k = 0; k < n; ++k) {
+                slots.index[k] = static_cast<OI>(lo + static_cast<std::size_t>(idx[k]));
+                slots.value[k] = val[k];
+            }
+            RO::commit_output(out, n);
+        } catch (...) {
+            failure = text_or_out_of_memory([&] { return rank_failure_text(me); });
+        }
+    throw_if_any_failed(pc, failure, "reduce_scatter failed on");
 }
 
 // One rank's input cut by range, offsets 32-bit when every range is shorter
@@ -260,8 +315,9 @@ struct cut_input {
     bool narrow = true;
     slices<std::uint32_t, T> s32;
     slices<std::uint64_t, T> s64;
+    exchange_counts counts;
 
-    explicit cut_input(std::span<const std::size_t> ranges)
+    explicit cut_input(std::span<const std::size_t> ranges) : counts(ranges.empty() ? 0 : ranges.size() - 1)
     {
         std::size_t widest = 0;
         for (std::size_t r = 0; r + 1 < ranges.size(); ++r) widest = std::max(widest, ranges[r + 1] - ranges[r]);
@@ -270,18 +326,23 @@ struct cut_input {
         s64.cut.assign(ranges.size(), 0);
     }
     template <class In>
-    void cut(const In& in, std::span<const std::size_t> ranges, const T& id) // throws on a corrupt input
+    void cut(const In& in, std::span<const std::size_t> ranges, const T& id, std::size_t self) // throws on a corrupt input
     {
-        if (narrow) s32 = cut_by_range<std::uint32_t>(in, ranges, id);
-        else s64 = cut_by_range<std::uint64_t>(in, ranges, id);
+        if (narrow) {
+            s32 = cut_by_range<std::uint32_t>(in, ranges, id);
+            counts.count_sends(s32, self);
+        } else {
+            s64 = cut_by_range<std::uint64_t>(in, ranges, id);
+            counts.count_sends(s64, self);
+        }
     }
     // The exchange and fold, once the ranks agree on dim and ranges.
     template <class Out, class Op>
     void scatter_and_fold(MPI_Comm pc, std::size_t dim, Out& out, const Op& op, std::span<const std::size_t> ranges, const T& id,
-                  report& rep)
+                          std::span<std::byte> drain, report& rep)
     {
-        if (narrow) scatter_with(pc, dim, out, op, ranges, id, s32, rep);
-        else scatter_with(pc, dim, out, op, ranges, id, s64, rep);
+        if (narrow) scatter_with(pc, dim, out, op, ranges, id, s32, counts, drain, rep);
+        else scatter_with(pc, dim, out, op, ranges, id, s64, counts, drain, rep);
     }
 };
 
@@ -297,31 +358,35 @@ std::vector<std::size_t> reduce_scatter_checked(const boost::mpi::communicator& 
     const int ranks = comm.size();
     const std::size_t dim = dimension(in);
     const T id = identity<T>(op);
-    std::vector<std::size_t> used = ranges.empty() ? block_ranges(dim, ranks)
-                                                   : std::vector<std::size_t>(ranges.begin(), ranges.end());
-    std::string failure = detail::check_ranges(used, dim, ranks);
-    if (failure.empty()) // (agree_or_throw below fails every rank with it)
-        if (auto why = detail::dimension_limit_violation(dim, sizeof(T)); !why.empty()) failure = "reduce_scatter: " + why;
-    // The output must hold the dimension's indices (Eigen's StorageIndex may be narrower).
-    if (failure.empty()) {
+    // Everything this rank makes before the exchange (the ranges, the cut
+    // input, the exchange's counts) is made before the ranks agree, so that a
+    // failure here (a corrupt input, a make_op identity that does not hold on
+    // this rank's values, memory) fails every rank.
+    detail::node_buffers& drain_holder = detail::state_of(MPI_Comm(comm)).whole; // collective on first use, agreed
+    std::vector<std::size_t> used;
+    std::optional<detail::cut_input<T>> cut;
+    std::string failure;
+    try {
+        if (drain_holder.drain().size() < detail::scatter_piece_bytes) drain_holder.make_drain(detail::scatter_piece_bytes);
+        used = ranges.empty() ? block_ranges(dim, ranks) : std::vector<std::size_t>(ranges.begin(), ranges.end());
+        failure = detail::check_ranges(used, dim, ranks);
+        if (failure.empty())
+            if (auto why = detail::dimension_limit_violation(dim, sizeof(T)); !why.empty()) failure = "reduce_scatter: " + why;
+        // The output must hold the dimension's indices (Eigen's StorageIndex may be narrower).
         using OI = typename repr_traits<std::remove_cvref_t<Out>>::index_type;
-        if (dim > 0 && dim - 1 > static_cast<std::size_t>(std::numeric_limits<OI>::max()))
+        if (failure.empty() && dim > 0 && dim - 1 > static_cast<std::size_t>(std::numeric_limits<OI>::max()))
             failure = "reduce_scatter: dimension " + std::to_string(dim) + " does not fit the output's index type";
-    }
-    // Cut before agreeing, so that a corrupt input (or a make_op identity
-    // that does not hold on this rank's values) fails everywhere too.
-    detail::cut_input<T> cut(failure.empty() ? std::span<const std::size_t>(used) : std::span<const std::size_t>());
-    if (failure.empty()) {
-        try {
+        if (failure.empty()) {
+            cut.emplace(used);
             failure = detail::identity_law_violation(op, id, in);
-            if (failure.empty()) cut.cut(in, used, id);
-        } catch (...) {
-            failure = detail::current_exception_text();
+            if (failure.empty()) cut->cut(in, used, id, static_cast<std::size_t>(comm.rank()));
         }
+    } catch (...) {
+        failure = detail::caught_text();
     }
     detail::agree_or_throw(pc, dim, failure.empty() ? detail::hash_ranges(used) : 0, failure, "reduce_scatter");
     report ignored;
-    cut.scatter_and_fold(pc, dim, out, op, used, id, ignored);
+    cut->scatter_and_fold(pc, dim, out, op, used, id, drain_holder.drain(), ignored);
     return used;
 }
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <span>
 #include <vector>
 
 #include <mpi.h>
@@ -13,33 +14,69 @@ namespace sparse_reduce::detail {
 
 inline constexpr std::size_t max_piece_bytes = std::size_t{1} << 30;
 
-// f(piece, piece_bytes) for the pieces of [p, p + bytes), in order; one
-// (empty) piece when bytes is 0, so both sides still match one message.
+// f(piece, piece_bytes) for the pieces of [p, p + bytes) of at most `piece`
+// bytes, in order; one (empty) piece when bytes is 0, so both sides still
+// match one message.
 template <class Byte, class F>
-void for_each_piece(Byte* p, std::size_t bytes, F&& f)
+void for_each_piece(Byte* p, std::size_t bytes, F&& f, std::size_t piece = max_piece_bytes)
 {
     do {
-        const std::size_t n = std::min(bytes, max_piece_bytes);
+        const std::size_t n = std::min(bytes, piece);
         f(p, static_cast<int>(n));
         p += n;
         bytes -= n;
     } while (bytes > 0);
 }
 
-inline void isend_bytes(const void* p, std::size_t bytes, int dest, int tag, MPI_Comm comm, std::vector<MPI_Request>& reqs)
+// How many pieces (so requests) a transfer of `bytes` takes.
+inline std::size_t pieces_of(std::size_t bytes, std::size_t piece = max_piece_bytes)
 {
-    for_each_piece(static_cast<const char*>(p), bytes, [&](const char* c, int n) {
-        reqs.emplace_back();
-        MPI_Isend(c, n, MPI_BYTE, dest, tag, comm, &reqs.back());
-    });
+    return bytes == 0 ? 1 : (bytes + piece - 1) / piece;
 }
 
-inline void irecv_bytes(void* p, std::size_t bytes, int source, int tag, MPI_Comm comm, std::vector<MPI_Request>& reqs)
+// Room for k more requests, made before any is posted: a transfer is posted
+// whole or not at all (growth stays geometric).
+inline void room_for_requests(std::vector<MPI_Request>& reqs, std::size_t k)
 {
-    for_each_piece(static_cast<char*>(p), bytes, [&](char* c, int n) {
-        reqs.emplace_back();
-        MPI_Irecv(c, n, MPI_BYTE, source, tag, comm, &reqs.back());
-    });
+    if (reqs.capacity() - reqs.size() < k) reqs.reserve(std::max(reqs.size() + k, 2 * reqs.capacity()));
+}
+
+inline void isend_bytes(const void* p, std::size_t bytes, int dest, int tag, MPI_Comm comm, std::vector<MPI_Request>& reqs,
+                        std::size_t piece = max_piece_bytes)
+{
+    room_for_requests(reqs, pieces_of(bytes, piece));
+    for_each_piece(
+        static_cast<const char*>(p), bytes,
+        [&](const char* c, int n) {
+            reqs.emplace_back();
+            MPI_Isend(c, n, MPI_BYTE, dest, tag, comm, &reqs.back());
+        },
+        piece);
+}
+
+inline void irecv_bytes(void* p, std::size_t bytes, int source, int tag, MPI_Comm comm, std::vector<MPI_Request>& reqs,
+                        std::size_t piece = max_piece_bytes)
+{
+    room_for_requests(reqs, pieces_of(bytes, piece));
+    for_each_piece(
+        static_cast<char*>(p), bytes,
+        [&](char* c, int n) {
+            reqs.emplace_back();
+            MPI_Irecv(c, n, MPI_BYTE, source, tag, comm, &reqs.back());
+        },
+        piece);
+}
+
+// Takes the pieces of a transfer of `bytes` (of at most drain.size() bytes
+// each, as its sender cut them) into `drain`, one after the other, and drops
+// them: a rank without room for what it must receive.
+inline void drop_bytes(std::span<std::byte> drain, std::size_t bytes, int source, int tag, MPI_Comm comm)
+{
+    do {
+        const std::size_t n = std::min(bytes, drain.size());
+        MPI_Recv(drain.data(), static_cast<int>(n), MPI_BYTE, source, tag, comm, MPI_STATUS_IGNORE);
+        bytes -= n;
+    } while (bytes > 0);
 }
 
 // Blocking: the matching isend_bytes's pieces into [p, p + bytes).
