@@ -125,44 +125,70 @@ struct simulated_call {
     schedule sched;
 };
 
-template <class Policy, class T, class Out, class Op, class In>
-simulated_call plan_simulated_call(std::span<const In* const> inputs, int root, const Policy& policy, const T& id)
+// What the simulated ranks count of their inputs, whatever the policy.
+struct simulated_counts {
+    std::vector<double> nnz;     // stored entries per rank
+    local_summary sum;           // summed local statistics
+    bool same_dimensions = true; // every rank's dimension is the largest
+    bool all_full = true;        // every input holds every element (a one-shot call's dimension agreement)
+};
+
+template <class T, class In>
+simulated_counts count_simulated_inputs(std::span<const In* const> inputs, const T& id, simulated_call& call,
+                                        bool (*stats_needed_for)(const void*, std::size_t, std::size_t, bool),
+                                        const void* policy)
 {
-    using RO = repr_traits<std::remove_cvref_t<Out>>;
     const int p = static_cast<int>(inputs.size());
-    simulated_call call;
+    simulated_counts c;
     std::size_t& dim = call.dimension;
-    std::vector<double> nnz;
     for (const In* pin : inputs) {
-        const In& in = *pin;
-        dim = std::max(dim, dimension(in));
-        nnz.push_back(static_cast<double>(stored_entries(in)));
+        dim = std::max(dim, dimension(*pin));
+        c.nnz.push_back(static_cast<double>(stored_entries(*pin)));
     }
+    for (const In* pin : inputs) {
+        c.same_dimensions &= dimension(*pin) == dim;
+        c.all_full &= dimension(*pin) == dim && stored_entries(*pin) == dim;
+    }
+    call.stats = stats_needed_for(policy, dim, sizeof(T), c.same_dimensions);
     call.blocks.resize(static_cast<std::size_t>(p));
-    local_summary sum;
-    bool same_dimensions = true;
-    for (const In* pin : inputs) same_dimensions &= dimension(*pin) == dim;
-    call.stats = stats_needed(policy, dim, sizeof(T), same_dimensions);
     for (int r = 0; r < p; ++r) {
         const In& in = *inputs[static_cast<std::size_t>(r)];
         auto counts = count_locally(in, dimension(in), id, call.stats && dimension(in) == dim);
-        sum += counts.stats;
+        c.sum += counts.stats;
         call.blocks[static_cast<std::size_t>(r)] = std::move(counts.blocks);
     }
-    // the executor's path (select/path.hpp) and schedule
-    using RI = repr_traits<std::remove_cvref_t<In>>;
-    const whole_rule rule = whole_messages(policy, RI::kind == repr_kind::index_value, p);
-    constexpr bool commutative = is_commutative_v<Op, T>;
-    bool all_full = true; // (a one-shot call's dimension agreement)
-    for (const In* pin : inputs) all_full &= dimension(*pin) == dim && stored_entries(*pin) == dim;
-    if (full_goes_in_windows(rule, needs_call_stats(policy), p, all_full, dim, sizeof(T)))
-        call.sched = full_schedule_in_windows(p, root, commutative, dim, sizeof(T));
+    return c;
+}
+
+// The executor's path (select/path.hpp) and schedule for the counted call.
+template <class Policy>
+void plan_simulated_schedule(simulated_call& call, const simulated_counts& c, int p, int root, const Policy& policy,
+                             bool commutative, std::size_t value_bytes, bool index_value_input, bool dense_output)
+{
+    const std::size_t dim = call.dimension;
+    const whole_rule rule = whole_messages(policy, index_value_input, p);
+    if (full_goes_in_windows(rule, needs_call_stats(policy), p, c.all_full, dim, value_bytes))
+        call.sched = full_schedule_in_windows(p, root, commutative, dim, value_bytes);
     else
         call.sched = rule == whole_rule::at_once
-                         ? whole_schedule_at_once(policy, p, root, commutative, dim, sizeof(T))
-                         : resolve_schedule(policy, p, root, commutative, dim, sizeof(T), nnz,
-                                            agreed_stats(sum, p, sizeof(T), RO::kind == repr_kind::dense,
-                                                         rule != whole_rule::never));
+                         ? whole_schedule_at_once(policy, p, root, commutative, dim, value_bytes)
+                         : resolve_schedule(policy, p, root, commutative, dim, value_bytes, c.nnz,
+                                            agreed_stats(c.sum, p, value_bytes, dense_output, rule != whole_rule::never));
+}
+
+// What the ranks agree on and the schedule the policy runs for it.
+template <class Policy, class T, class Out, class Op, class In>
+simulated_call plan_simulated_call(std::span<const In* const> inputs, int root, const Policy& policy, const T& id)
+{
+    using RI = repr_traits<std::remove_cvref_t<In>>;
+    using RO = repr_traits<std::remove_cvref_t<Out>>;
+    simulated_call call;
+    const auto stats_needed_for = [](const void* pol, std::size_t dim, std::size_t value_bytes, bool same) {
+        return stats_needed(*static_cast<const Policy*>(pol), dim, value_bytes, same);
+    };
+    const simulated_counts c = count_simulated_inputs<T>(inputs, id, call, +stats_needed_for, &policy);
+    plan_simulated_schedule(call, c, static_cast<int>(inputs.size()), root, policy, is_commutative_v<Op, T>, sizeof(T),
+                            RI::kind == repr_kind::index_value, RO::kind == repr_kind::dense);
     return call;
 }
 
@@ -400,6 +426,77 @@ simulation_result windowed_result(const schedule& sched, const std::vector<std::
 
 } // namespace detail
 
+namespace detail {
+
+// The simulation of a planned call (the policy's part is done: its schedule,
+// and `before`, when the ranks start): compiled once per input, output and
+// operation, whatever the policy.
+template <class In, class Out, class Op>
+simulation_result simulate_planned(std::span<const In* const> inputs, Out& out, const Op& op, int root,
+                                   const simulated_call& call, double before, const network_model& net)
+{
+    using T = value_type_of<In>;
+    using RI = repr_traits<std::remove_cvref_t<In>>;
+    using RO = repr_traits<std::remove_cvref_t<Out>>;
+    const int p = static_cast<int>(inputs.size());
+    const T id = identity<T>(op);
+    const std::size_t dim = call.dimension;
+    const schedule& sched = call.sched;
+    const auto cfg = make_stream_config(sched);
+
+    using reader_t = own_reader_t<In>;
+    using program_t = rank_program<T, Op, reader_t>;
+    std::vector<std::vector<node_buffers>> pools(static_cast<std::size_t>(p));
+    std::vector<std::vector<std::uint32_t>> window_counts(static_cast<std::size_t>(p));
+    std::vector<own_input<T, reader_t>> owns;
+    for (int r = 0; r < p; ++r) {
+        const In& in = *inputs[static_cast<std::size_t>(r)];
+        owns.push_back(make_own_input(in, cfg, id, dimension(in) == dim,
+                                              window_counts[static_cast<std::size_t>(r)],
+                                              call.blocks[static_cast<std::size_t>(r)], stats_grain));
+    }
+    // the root's output once every input has been read
+    const bool out_is_an_input =
+        std::ranges::any_of(inputs, [&](const In* in) { return same_object(*in, out); });
+    const root_output<T> result =
+        make_root_output<T>(out, out_is_an_input, sched, owns[static_cast<std::size_t>(root)]);
+    try {
+        std::vector<std::unique_ptr<program_t>> programs;
+        for (int r = 0; r < p; ++r) {
+            const In& in = *inputs[static_cast<std::size_t>(r)];
+            const bool ok = dimension(in) == dim;
+            programs.push_back(std::make_unique<program_t>(
+                sched.trees, r, cfg, op, owns[static_cast<std::size_t>(r)],
+                r == root ? result : root_output<T>{},
+                pools[static_cast<std::size_t>(r)],
+                ok ? std::string() : "dimension mismatch: rank " + std::to_string(r) + " has dimension " +
+                                         std::to_string(dimension(in)) + ", others " + std::to_string(dim)));
+        }
+
+        modelled_machine<program_t> machine(programs, net);
+        machine.run(start_times(inputs, before, net));
+        simulation_result res = windowed_result(sched, programs, machine, root);
+        // The whole path (select/path.hpp): the executor sends one message per
+        // edge of the schedule's first tree, so time, bytes and messages are
+        // that path's (sim/whole_model.hpp), which prices 32-bit message
+        // indices; over 2^32 the windowed run's figures stand. The windowed
+        // run above still gives the result.
+        auto& at_root = *programs[static_cast<std::size_t>(root)];
+        if (at_root.failed()) at_root.throw_if_failed(true); // before the whole model runs op again
+        if constexpr (RI::kind == repr_kind::index_value)
+            if (path_of(sched) == reduce_path::whole && narrow_indices(dim))
+                set_whole_timing<T>(res, inputs, op, RO::kind == repr_kind::dense, dim, sched, before, net);
+        if constexpr (RO::kind != repr_kind::dense) at_root.write_sparse_output(out, dim, id);
+        return res;
+    } catch (...) {
+        clear_root_output(out);
+        throw;
+    }
+}
+
+
+} // namespace detail
+
 /// Simulates reduce(comm of inputs.size() ranks, *inputs[r] on rank r, out, op, root, policy)
 /// on network `net`; out gets the result. Ranks may share an input object: a
 /// simulation of many ranks needs memory only for the distinct ones.
@@ -410,67 +507,12 @@ simulation_result simulate_reduce(std::span<const In* const> inputs, Out& out, c
                                   const Policy& policy = {}, const network_model& net = {})
 {
     using T = value_type_of<In>;
-    using RI = repr_traits<std::remove_cvref_t<In>>;
-    using RO = repr_traits<std::remove_cvref_t<Out>>;
     const int p = static_cast<int>(inputs.size());
     if (root < 0 || root >= std::max(p, 1))
         detail::fail("invalid root " + std::to_string(root) + " for " + std::to_string(p) + " simulated ranks");
     if (p == 0) return {};
-    const T id = identity<T>(op);
-    const detail::simulated_call call = detail::plan_simulated_call<Policy, T, Out, Op>(inputs, root, policy, id);
-    const std::size_t dim = call.dimension;
-    const schedule& sched = call.sched;
-    const auto cfg = detail::make_stream_config(sched);
-
-    using reader_t = detail::own_reader_t<In>;
-    using program_t = detail::rank_program<T, Op, reader_t>;
-    std::vector<std::vector<detail::node_buffers>> pools(static_cast<std::size_t>(p));
-    std::vector<std::vector<std::uint32_t>> window_counts(static_cast<std::size_t>(p));
-    std::vector<detail::own_input<T, reader_t>> owns;
-    for (int r = 0; r < p; ++r) {
-        const In& in = *inputs[static_cast<std::size_t>(r)];
-        owns.push_back(detail::make_own_input(in, cfg, id, dimension(in) == dim,
-                                              window_counts[static_cast<std::size_t>(r)],
-                                              call.blocks[static_cast<std::size_t>(r)], detail::stats_grain));
-    }
-    // the root's output once every input has been read
-    const bool out_is_an_input =
-        std::ranges::any_of(inputs, [&](const In* in) { return detail::same_object(*in, out); });
-    const detail::root_output<T> result =
-        detail::make_root_output<T>(out, out_is_an_input, sched, owns[static_cast<std::size_t>(root)]);
-    try {
-        std::vector<std::unique_ptr<program_t>> programs;
-        for (int r = 0; r < p; ++r) {
-            const In& in = *inputs[static_cast<std::size_t>(r)];
-            const bool ok = dimension(in) == dim;
-            programs.push_back(std::make_unique<program_t>(
-                sched.trees, r, cfg, op, owns[static_cast<std::size_t>(r)],
-                r == root ? result : detail::root_output<T>{},
-                pools[static_cast<std::size_t>(r)],
-                ok ? std::string() : "dimension mismatch: rank " + std::to_string(r) + " has dimension " +
-                                         std::to_string(dimension(in)) + ", others " + std::to_string(dim)));
-        }
-
-        const double before = detail::stats_time_before(call, policy, p, net);
-        detail::modelled_machine<program_t> machine(programs, net);
-        machine.run(detail::start_times(inputs, before, net));
-        simulation_result res = detail::windowed_result(sched, programs, machine, root);
-        // The whole path (select/path.hpp): the executor sends one message per
-        // edge of the schedule's first tree, so time, bytes and messages are
-        // that path's (sim/whole_model.hpp), which prices 32-bit message
-        // indices; over 2^32 the windowed run's figures stand. The windowed
-        // run above still gives the result.
-        auto& at_root = *programs[static_cast<std::size_t>(root)];
-        if (at_root.failed()) at_root.throw_if_failed(true); // before the whole model runs op again
-        if constexpr (RI::kind == repr_kind::index_value)
-            if (detail::path_of(sched) == detail::reduce_path::whole && detail::narrow_indices(dim))
-                detail::set_whole_timing<T>(res, inputs, op, RO::kind == repr_kind::dense, dim, sched, before, net);
-        if constexpr (RO::kind != repr_kind::dense) at_root.write_sparse_output(out, dim, id);
-        return res;
-    } catch (...) {
-        detail::clear_root_output(out);
-        throw;
-    }
+    const detail::simulated_call call = detail::plan_simulated_call<Policy, T, Out, Op>(inputs, root, policy, identity<T>(op));
+    return detail::simulate_planned(inputs, out, op, root, call, detail::stats_time_before(call, policy, p, net), net);
 }
 
 /// Simulates reduce(comm of inputs.size() ranks, inputs[r] on rank r, out, op, root, policy).
