@@ -203,6 +203,13 @@ std::size_t fold_runs(std::vector<I>& idx, value_vector<T>& val, std::vector<std
 // one piece (comm_state's, made before the ranks agree) and drop it.
 inline constexpr std::size_t scatter_piece_bytes = std::size_t{1} << 20;
 
+// The requests a slice of `entries` takes: its offsets' pieces and its values'.
+template <class I, class T>
+std::size_t slice_pieces(std::uint64_t entries)
+{
+    return pieces_of(entries * sizeof(I), scatter_piece_bytes) + pieces_of(entries * sizeof(T), scatter_piece_bytes);
+}
+
 // The exchange's counts: what this rank sends to and receives from each
 // rank, where each rank's slice lands, and the requests, room for this
 // rank's sends made once its input is cut (before the ranks agree, so a
@@ -219,8 +226,7 @@ struct exchange_counts {
         std::size_t posts = 0;
         for (std::size_t d = 0; d < send.size(); ++d) {
             send[d] = s.cut[d + 1] - s.cut[d];
-            if (d != self && send[d])
-                posts += pieces_of(send[d] * sizeof(I), scatter_piece_bytes) + pieces_of(send[d] * sizeof(T), scatter_piece_bytes);
+            if (d != self && send[d]) posts += slice_pieces<I, T>(send[d]);
         }
         reqs.reserve(posts);
     }
@@ -245,8 +251,7 @@ void scatter_with(MPI_Comm pc, std::size_t dim, Out& out, const Op& op, std::spa
     std::size_t posts = c.reqs.capacity(); // the sends'
     for (std::size_t r = 0; r < P; ++r) {
         c.runs[r + 1] = c.runs[r] + static_cast<std::size_t>(c.recv[r]);
-        if (r != self && c.recv[r])
-            posts += pieces_of(c.recv[r] * sizeof(I), scatter_piece_bytes) + pieces_of(c.recv[r] * sizeof(T), scatter_piece_bytes);
+        if (r != self && c.recv[r]) posts += slice_pieces<I, T>(c.recv[r]);
     }
     std::vector<I> idx;
     value_vector<T> val;
@@ -286,8 +291,8 @@ void scatter_with(MPI_Comm pc, std::size_t dim, Out& out, const Op& op, std::spa
     } else {
         for (std::size_t r = 0; r < P; ++r)
             if (c.recv[r] && r != self) {
-                drop_bytes(drain, c.recv[r] * sizeof(I), static_cast<int>(r), scatter_offset_tag, pc);
-                drop_bytes(drain, c.recv[r] * sizeof(T), static_cast<int>(r), scatter_value_tag, pc);
+                drop_bytes(drain, c.recv[r] * sizeof(I), scatter_piece_bytes, static_cast<int>(r), scatter_offset_tag, pc);
+                drop_bytes(drain, c.recv[r] * sizeof(T), scatter_piece_bytes, static_cast<int>(r), scatter_value_tag, pc);
             }
     }
     wait_all(c.reqs);

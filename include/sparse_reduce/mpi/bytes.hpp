@@ -67,13 +67,13 @@ inline void irecv_bytes(void* p, std::size_t bytes, int source, int tag, MPI_Com
         piece);
 }
 
-// Takes the pieces of a transfer of `bytes` (of at most drain.size() bytes
-// each, as its sender cut them) into `drain`, one after the other, and drops
-// them: a rank without room for what it must receive.
-inline void drop_bytes(std::span<std::byte> drain, std::size_t bytes, int source, int tag, MPI_Comm comm)
+// Takes the pieces of a transfer of `bytes` (of at most `piece` bytes each,
+// as its sender cut them; drain holds one) into `drain`, one after the
+// other, and drops them: a rank without room for what it must receive.
+inline void drop_bytes(std::span<std::byte> drain, std::size_t bytes, std::size_t piece, int source, int tag, MPI_Comm comm)
 {
     do {
-        const std::size_t n = std::min(bytes, drain.size());
+        const std::size_t n = std::min(bytes, piece);
         MPI_Recv(drain.data(), static_cast<int>(n), MPI_BYTE, source, tag, comm, MPI_STATUS_IGNORE);
         bytes -= n;
     } while (bytes > 0);
