@@ -7,8 +7,9 @@
 # call each on Eigen::SparseVector<double>, one reduce of dense buffers,
 # three representations, the umbrella header alone, and a Boost.MPI reduce
 # of a std::vector<double> that includes the same Eigen headers; the
-# automatic reduce again including only the collective's own header, and
-# both in the compiled mode) with
+# automatic reduce again including only the collective's own header, both
+# in the compiled mode, and there once more including only the compiled
+# mode's front) with
 #   BENCH_CXX -std=c++20 -O2 -I include -I /usr/include/eigen3 PROGRAM -lboost_mpi -lboost_serialization
 # in ROUNDS rounds (below), and writes (and prints) a markdown table: CPU
 # seconds of the compiler and linker (user + sys, /usr/bin/time), their peak
@@ -28,7 +29,7 @@ mkdir -p "$(dirname "$out")"
 [[ -x /usr/bin/time ]] || { echo "bench-compile.sh: needs /usr/bin/time (Debian: time)" >&2; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-programs=(boost_mpi_reduce umbrella reduce_automatic reduce_own_headers compiled compiled_own_headers
+programs=(boost_mpi_reduce umbrella reduce_automatic reduce_own_headers compiled compiled_own_headers compiled_front
           three_representations reduce_binomial reduce_dense plan allreduce reduce_scatter)
 declare -A what=(
     [boost_mpi_reduce]="Boost.MPI reduce of std::vector<double>, Eigen headers included"
@@ -37,6 +38,7 @@ declare -A what=(
     [reduce_own_headers]="the same, including only collective/reduce.hpp and repr/eigen.hpp"
     [compiled]="one reduce, automatic, compiled mode (SparseReduce::compiled)"
     [compiled_own_headers]="the same, including only collective/reduce.hpp and repr/eigen.hpp"
+    [compiled_front]="the same, including only the compiled mode's front, sparse_reduce/compiled.hpp"
     [three_representations]="three reduces: Eigen::SparseVector, index_value_vector, dense buffers"
     [reduce_binomial]="one reduce, policy::binomial{}"
     [reduce_dense]="one reduce of dense buffers (std::span drop-in), automatic"
@@ -45,14 +47,17 @@ declare -A what=(
     [reduce_scatter]="one reduce_scatter"
 )
 # reduce_own_headers: reduce_automatic.cpp with OWN_HEADERS defined;
-# compiled*: the same in the compiled mode, linked with the compiled mode's
+# compiled*: the same in the compiled mode (compiled_front: with
+# COMPILED_FRONT defined), linked with the compiled mode's
 # library, built from src/ beforehand (not counted: a project builds it once)
 declare -A source=([reduce_own_headers]=reduce_automatic [compiled]=reduce_automatic
-                   [compiled_own_headers]=reduce_automatic)
+                   [compiled_own_headers]=reduce_automatic [compiled_front]=reduce_automatic)
 declare -A defines=([reduce_own_headers]=-DOWN_HEADERS [compiled]=-DSPARSE_REDUCE_COMPILED
-                    [compiled_own_headers]="-DSPARSE_REDUCE_COMPILED -DOWN_HEADERS")
+                    [compiled_own_headers]="-DSPARSE_REDUCE_COMPILED -DOWN_HEADERS"
+                    [compiled_front]="-DSPARSE_REDUCE_COMPILED -DCOMPILED_FRONT")
 declare -A libraries=([compiled]="$tmp/libsparse_reduce_compiled.a"
-                      [compiled_own_headers]="$tmp/libsparse_reduce_compiled.a")
+                      [compiled_own_headers]="$tmp/libsparse_reduce_compiled.a"
+                      [compiled_front]="$tmp/libsparse_reduce_compiled.a")
 echo "building the compiled mode's library (src/, not counted)" >&2
 # shellcheck disable=SC2016 # $1 and $0 are the inner shell's
 printf '%s\n' src/*.cpp | xargs -P 2 -I{} sh -c '$0 -std=c++20 -O2 -DSPARSE_REDUCE_COMPILED -I include -I /usr/include/eigen3 -c "$1" -o "$2/$(basename "$1" .cpp).o"' "$cxx" {} "$tmp"

@@ -42,7 +42,7 @@ LAYERS = [
     ["collective"],  # reduce, allreduce, reduce_scatter
     ["sort"],        # distributed sort, and reduce_scatter_balanced which uses it
     ["sim"],         # the simulator, its whole-message model, the mesh network
-    ["sparse_reduce.hpp", "simulate.hpp"],  # the umbrella header; the simulators' (not in the umbrella)
+    ["sparse_reduce.hpp", "simulate.hpp", "compiled.hpp"],  # the umbrella header; the simulators' (not in the umbrella); the compiled mode's front
 ]
 SIM = "sim"  # included only by sim/ and simulate.hpp: no collective's include path parses it
 TOP = {"collective", "sort"}  # what no lower layer may include

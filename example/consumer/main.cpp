@@ -3,7 +3,12 @@
 // (example/consumer/fetchcontent/) and pkg-config (example/consumer/pkgconfig/).
 // One reduce of Eigen sparse vectors, checked on the root against the sum
 // written out by hand: the headers, Eigen, MPI and Boost.MPI are all found.
-#include <sparse_reduce/sparse_reduce.hpp>
+// <sparse_reduce/compiled.hpp> is the umbrella header in header-only use and
+// the compiled mode's front where SparseReduce::compiled is linked: there it
+// declares the call, which the library holds, and parses nothing else.
+#include <sparse_reduce/compiled.hpp>
+
+#include <Eigen/SparseCore>
 
 #include <boost/mpi.hpp>
 

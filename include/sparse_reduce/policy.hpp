@@ -23,7 +23,7 @@
 #include "error.hpp"
 #include "model/cost.hpp"
 #include "select/tuning.hpp"
-#include "wire/block.hpp"
+#include "wire/format.hpp"
 
 namespace sparse_reduce {
 

@@ -11,6 +11,7 @@
 #include "mpi_fixture.hpp"
 
 #include "../support/reference.hpp"
+#include "compiled_cases.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -73,29 +74,11 @@ void every_representation(const Op& op, const Policy& policy, const std::string&
     }
 }
 
-// Whole messages where they may go (automatic), the windows over one tree
-// and over two.
-template <class T, class Op>
-void every_policy(const Op& op, const std::string& what)
-{
-    every_representation<T>(op, sr::policy::automatic{}, what + " automatic");
-    every_representation<T>(op, sr::policy::binomial{.wire = sr::wire::index_value, .segment_bytes = 4096},
-                            what + " binomial");
-    every_representation<T>(op, sr::policy::two_tree{.segment_bytes = 4096}, what + " two_tree");
-}
-
-template <class T>
-void every_op(const std::string& what)
-{
-    every_policy<T>(std::plus<>{}, what + " plus");
-    every_policy<T>(sr::min{}, what + " min");
-    every_policy<T>(sr::max{}, what + " max");
-}
-
 } // namespace
 
-BOOST_AUTO_TEST_CASE(float_values) { every_op<float>("float"); }
-BOOST_AUTO_TEST_CASE(double_values) { every_op<double>("double"); }
-BOOST_AUTO_TEST_CASE(int32_values) { every_op<std::int32_t>("int32"); }
-BOOST_AUTO_TEST_CASE(int64_values) { every_op<std::int64_t>("int64"); }
-BOOST_AUTO_TEST_CASE(uint64_values) { every_op<std::uint64_t>("uint64"); }
+BOOST_AUTO_TEST_CASE_TEMPLATE(every_builtin, T, compiled_values)
+{
+    every_op_and_policy([](const auto& op, const auto& policy, const std::string& what) {
+        every_representation<T>(op, policy, what);
+    });
+}

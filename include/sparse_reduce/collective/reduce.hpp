@@ -36,6 +36,7 @@
 #include "../select/policy_value.hpp"
 #include "../tree/tree.hpp"
 #include "call_check.hpp"
+#include "reduce_compiled.hpp"
 #include "reduce_core.hpp"
 
 namespace sparse_reduce {
@@ -123,6 +124,22 @@ reduce_plan<Policy> make_plan(const boost::mpi::communicator& comm, int root, st
     return reduce_plan<Policy>(comm, root, dimension, policy);
 }
 
+namespace detail {
+
+// A one-shot reduce: a plan for this call (its memory and memo the
+// communicator's), used once.
+template <class In, class Out, class Op, class Policy>
+report reduce_once(const boost::mpi::communicator& comm, const In& in, Out&& out, const Op& op, int root,
+                   const Policy& policy)
+{
+    if constexpr (checked_call<In, Out, Op>())
+        return reduce_plan<Policy>(one_shot_t{}, comm, root, dimension(in), policy).reduce(in, std::forward<Out>(out), op);
+    else
+        return {};
+}
+
+} // namespace detail
+
 /// MPI_Reduce for sparse vectors: folds every rank's `in` with `op` into `out`
 /// on `root`. Collective; a one-shot call keeps its schedule and buffers on
 /// the communicator, so a loop of calls allocates nothing.
@@ -143,11 +160,19 @@ template <class In, class Out, class Op, reduce_policy Policy = policy::automati
 report reduce(const boost::mpi::communicator& comm, const In& in, Out&& out, const Op& op, int root,
               const Policy& policy = {})
 {
-    if constexpr (detail::checked_call<In, Out, Op>())
-        return reduce_plan<Policy>(detail::one_shot_t{}, comm, root, dimension(in), policy)
-            .reduce(in, std::forward<Out>(out), op);
-    else
-        return {};
+    return detail::reduce_once(comm, in, std::forward<Out>(out), op, root, policy);
 }
+
+#ifdef SPARSE_REDUCE_INSTANCES_SOURCE
+// The compiled mode's calls (collective/reduce_compiled.hpp), defined in the
+// library's sources only.
+template <class In, class Out, class Op, reduce_policy Policy>
+    requires detail::compiled_reduce_call<In, Out, Op, Policy>
+report reduce(const boost::mpi::communicator& comm, const In& in, Out&& out, const Op& op, int root,
+              const Policy& policy)
+{
+    return detail::reduce_once(comm, in, std::forward<Out>(out), op, root, policy);
+}
+#endif
 
 } // namespace sparse_reduce

@@ -70,6 +70,34 @@ using reader64 = sparse_reader<T, std::uint64_t>;
     SPARSE_REDUCE_VALUE_OPS(X, std::uint64_t)                                                                         \
     SPARSE_REDUCE_POLICIES(X)
 
+// The compiled mode's whole one-shot calls (collective/reduce_compiled.hpp),
+// for values T; expanded in namespace sparse_reduce by the library's sources.
+#define SPARSE_REDUCE_FRONT_CALL(T, Op, In, Out, P)                                                                  \
+    template report reduce<In, Out, Op, P>(const boost::mpi::communicator&, const In&,                              \
+                                           std::add_rvalue_reference_t<Out>, const Op&, int, const P&);
+
+#define SPARSE_REDUCE_FRONT_POLICIES(T, Op, In, Out)                                                                 \
+    SPARSE_REDUCE_FRONT_CALL(T, Op, In, Out, ::sparse_reduce::policy::automatic)                                     \
+    SPARSE_REDUCE_FRONT_CALL(T, Op, In, Out, ::sparse_reduce::policy::binomial)                                      \
+    SPARSE_REDUCE_FRONT_CALL(T, Op, In, Out, ::sparse_reduce::policy::k_ary)                                         \
+    SPARSE_REDUCE_FRONT_CALL(T, Op, In, Out, ::sparse_reduce::policy::binary)                                        \
+    SPARSE_REDUCE_FRONT_CALL(T, Op, In, Out, ::sparse_reduce::policy::chain)                                         \
+    SPARSE_REDUCE_FRONT_CALL(T, Op, In, Out, ::sparse_reduce::policy::optimal_binary)                                \
+    SPARSE_REDUCE_FRONT_CALL(T, Op, In, Out, ::sparse_reduce::policy::two_tree)
+
+#define SPARSE_REDUCE_FRONT_PAIRS(T, Op)                                                                             \
+    SPARSE_REDUCE_FRONT_POLICIES(T, Op, ::sparse_reduce::detail::eigen_sparse<T>,                                     \
+                                 ::sparse_reduce::detail::eigen_sparse<T>&)                                           \
+    SPARSE_REDUCE_FRONT_POLICIES(T, Op, ::sparse_reduce::index_value_vector<T>,                                       \
+                                 ::sparse_reduce::index_value_vector<T>&)                                             \
+    SPARSE_REDUCE_FRONT_POLICIES(T, Op, std::vector<T>, std::vector<T>&)                                              \
+    SPARSE_REDUCE_FRONT_POLICIES(T, Op, std::span<const T>, std::span<T>)
+
+#define SPARSE_REDUCE_FRONT(T)                                                                                       \
+    SPARSE_REDUCE_FRONT_PAIRS(T, std::plus<>)                                                                         \
+    SPARSE_REDUCE_FRONT_PAIRS(T, ::sparse_reduce::min)                                                                \
+    SPARSE_REDUCE_FRONT_PAIRS(T, ::sparse_reduce::max)
+
 #ifdef SPARSE_REDUCE_COMPILED
 namespace sparse_reduce::detail {
 SPARSE_REDUCE_INSTANCES(extern)

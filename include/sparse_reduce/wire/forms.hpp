@@ -17,29 +17,11 @@
 #include "../error.hpp"
 #include "../kernel/entry_stream.hpp"
 #include "../repr/rle_codec.hpp"
+#include "format.hpp"
 #include "bitmap.hpp"
 
 namespace sparse_reduce {
-/// The encoding of blocks between ranks: wire::format, which policies carry as `.wire`.
 namespace wire {
-
-// What a collective may put on the wire (policies carry it as `.wire`).
-enum class format : std::uint8_t { adaptive, dense, index_value, rle };
-inline constexpr format adaptive = format::adaptive;       // smallest form per block (default)
-inline constexpr format dense = format::dense;
-inline constexpr format index_value = format::index_value;
-inline constexpr format rle = format::rle;                 // float and double only
-
-inline const char* to_string(format f)
-{
-    switch (f) {
-    case format::dense: return "dense";
-    case format::index_value: return "index_value";
-    case format::rle: return "rle";
-    case format::adaptive: return "adaptive";
-    }
-    detail::fail("wire::to_string: not a wire::format (" + std::to_string(static_cast<int>(f)) + ")");
-}
 
 enum class block_tag : std::uint8_t { dense = 0, index_value16 = 1, index_value32 = 2, rle = 3, bitmap = 4, empty_run = 5 };
 
