@@ -5,11 +5,13 @@
 #   1. install-deps   scripts/install-deps.sh (no-op when everything is there)
 #      layout         scripts/check-layout.sh (header length, include layers)
 #   2. release        configure, build and run every CTest test (preset
-#                     release) but the unit tests, which step 3 runs
+#                     check: the release build in build/check, its benchmarks
+#                     and examples at the tests' -O1) but the unit tests,
+#                     which step 3 runs
 #   3. sanitize       ASan+UBSan build of unit_tests, ctest -L unit (preset asan)
 #   4. fuzz           clang libFuzzer build of fuzz_decoders, smoke ctest, then
 #                     ${SPARSE_REDUCE_FUZZ_SECONDS:-60} s of fuzzing on two workers
-#   5. install        install build/release to a temp prefix; build the
+#   5. install        install build/check to a temp prefix; build the
 #                     consumer with find_package and pkg-config against it
 #                     (each also in the compiled mode) and with FetchContent
 #                     from this checkout, run each (4, 3, 2, 2, 2 ranks);
@@ -127,13 +129,16 @@ step_end
 # 2. release build, all tests
 # --------------------------------------------------------------------------
 step_begin "release"
+# The release build in its own directory (build/check, not a user's
+# build/release): its benchmarks and examples are built and run to check
+# them, so at the tests' -O1, which compiles them in 60 % of the time.
 # The unit tests run in the sanitizer step (step 3), under ASan and UBSan;
 # built here too only when that step is skipped.
 unit_tests_here=OFF
 [[ "${SPARSE_REDUCE_SKIP_SANITIZE:-0}" == 1 ]] && unit_tests_here=ON
-cmake --preset release -DSPARSE_REDUCE_BUILD_UNIT_TESTS=$unit_tests_here
-cmake --build --preset release -j2
-ctest --preset release 2>&1 | tee "$LOG_DIR/ctest-release.log"
+cmake --preset check -DSPARSE_REDUCE_BUILD_UNIT_TESTS=$unit_tests_here
+cmake --build --preset check -j2
+ctest --preset check 2>&1 | tee "$LOG_DIR/ctest-release.log"
 step_end
 
 # --------------------------------------------------------------------------
@@ -199,7 +204,7 @@ step_begin "install"
 prefix=$(mktemp -d "${TMPDIR:-/tmp}/sparse_reduce-prefix.XXXXXX")
 consumers=$(mktemp -d "${TMPDIR:-/tmp}/sparse_reduce-consumers.XXXXXX")
 temp_dirs+=("$prefix" "$consumers")
-cmake --install build/release --prefix "$prefix"
+cmake --install build/check --prefix "$prefix"
 for installed in share/doc/SparseReduce/LICENSE share/pkgconfig/sparse_reduce.pc bin/sparse_reduce_tune \
                  lib/libsparse_reduce_compiled.a lib/pkgconfig/sparse_reduce_compiled.pc; do
     if [[ ! -e "$prefix/$installed" ]]; then
@@ -278,7 +283,7 @@ done
 
 # The API reference from the public headers (about 1 s): a malformed doc
 # comment fails the build.
-cmake --build --preset release --target docs
+cmake --build --preset check --target docs
 step_end
 
 # --------------------------------------------------------------------------
@@ -286,10 +291,10 @@ step_end
 # --------------------------------------------------------------------------
 if [[ "${SPARSE_REDUCE_BENCH_SMOKE:-0}" != 1 ]]; then
     step_skip "bench-smoke" "set SPARSE_REDUCE_BENCH_SMOKE=1 to run"
-elif [[ ! -x build/release/benchmark/kernel_bench ]]; then
-    step_skip "bench-smoke" "build/release/benchmark/kernel_bench was not built"
+elif [[ ! -x build/check/benchmark/kernel_bench ]]; then
+    step_skip "bench-smoke" "build/check/benchmark/kernel_bench was not built"
 else
     step_begin "bench-smoke"
-    build/release/benchmark/kernel_bench --benchmark_min_time=0.01 --benchmark_filter=.
+    build/check/benchmark/kernel_bench --benchmark_min_time=0.01 --benchmark_filter=.
     step_end
 fi
