@@ -720,6 +720,17 @@ void both_calls(Call&& call)
     if (first) std::rethrow_exception(first);
 }
 
+// Two allreduces into `out` (both_calls), each checked against `want`; a
+// call that returns a wrong result throws std::runtime_error.
+template <class Call>
+void twice_allreduce_checked(const std::vector<double>& out, const std::vector<double>& want, Call&& call)
+{
+    both_calls([&] {
+        call();
+        if (out != want) throw std::runtime_error("the call returned a wrong result");
+    });
+}
+
 // Two reduces into a fresh Eigen vector (both_calls), each checked against
 // `want` on the root (0); `got`, made by the caller, keeps the check from
 // allocating.
@@ -897,12 +908,7 @@ BOOST_AUTO_TEST_CASE(a_rank_that_cannot_allocate_in_a_recursive_doubling_allredu
     const auto in = fault_eigen_input_of(comm.rank());
     const auto want = fault_serial_sum(P);
     std::vector<double> out(fault_dim); // the right size: the check allocates nothing
-    const auto checked = [&](auto&& call) {
-        both_calls([&] {
-            call();
-            if (out != want) throw std::runtime_error("the call returned a wrong result");
-        });
-    };
+    const auto checked = [&](auto&& call) { twice_allreduce_checked(out, want, call); };
     const auto good = [](const boost::mpi::communicator& c) { return good_allreduce_on(c); };
     for (int victim : P > 1 ? std::vector<int>{0, P - 1} : std::vector<int>{0})
         for (const auto& [name, pol] : policies) {
@@ -925,6 +931,50 @@ BOOST_AUTO_TEST_CASE(a_rank_that_cannot_allocate_in_a_recursive_doubling_allredu
                               },
                               good);
         }
+}
+
+// Every allocation of a reduce_broadcast allreduce fails once in turn on
+// one rank, the broadcast's root (0), rank 2 (from four ranks: inner in
+// the binomial tree, forwarding to 3) or the last: in the reduce half, the
+// call fails on every rank (rank 0 carries the reduce's outcome to all);
+// in the broadcast (a message encoded, stored or sent on) the rank sends
+// its children a marker and drops what its parent sends: it and the ranks
+// below it throw, the others return the right result, and the next call
+// works. Segments of 512 bytes: several messages per stream, two streams
+// under two_tree from three ranks (its plan swept up to four ranks: above,
+// it makes over 256 allocations). Before, the rank threw std::bad_alloc
+// alone and the ranks below it waited for its messages; and a rank that
+// could not make the report's shared texts on its first call threw
+// std::bad_alloc alone.
+BOOST_AUTO_TEST_CASE(a_rank_that_cannot_allocate_in_a_reduce_broadcast_allreduce_fails_by_the_contract)
+{
+    auto& comm = world();
+    const int P = comm.size();
+    const sr::policy::reduce_broadcast<sr::policy::binomial> binomial{{.segment_bytes = 512}};
+    const sr::policy::reduce_broadcast<sr::policy::two_tree> two_tree{{.segment_bytes = 512}};
+    const auto in = fault_eigen_input_of(comm.rank());
+    const auto want = fault_serial_sum(P);
+    std::vector<double> out(fault_dim); // the right size: the check allocates nothing
+    const auto checked = [&](auto&& call) { twice_allreduce_checked(out, want, call); };
+    const auto good = [](const boost::mpi::communicator& c) { return good_allreduce_on(c); };
+    std::vector<int> victims{0};
+    if (P >= 4) victims.push_back(2);
+    if (P > 1) victims.push_back(P - 1);
+    for (int victim : victims) {
+        sweep_allocations("a one-shot allreduce, reduce_broadcast over binomial", victim, {}, sweep_rule::by_contract,
+                          [&](const boost::mpi::communicator& c) {
+                              checked([&] { sr::allreduce(c, in, out, std::plus<>{}, binomial); });
+                          },
+                          good);
+        if (P > 4) continue;
+        sweep_allocations("make_allreduce_plan and the plan's allreduce, reduce_broadcast over two_tree", victim, {},
+                          sweep_rule::by_contract,
+                          [&](const boost::mpi::communicator& c) {
+                              auto plan = sr::make_allreduce_plan(c, fault_dim, two_tree);
+                              checked([&] { plan.allreduce(in, out, std::plus<>{}); });
+                          },
+                          good);
+    }
 }
 
 // Every allocation of a reduce_scatter fails once in turn on one rank, the

@@ -159,9 +159,17 @@ public:
     template <class In, class Out, class Op>
     report allreduce(const In& in, Out&& out, const Op& op)
     {
-        // Shared texts: a report costs no allocation for them.
-        static const report_text named("the policy names this algorithm"),
-            modelled("the allreduce cost model predicts it fastest (doc/allreduce.md)");
+        // Shared texts: a report costs no allocation for them. Made on the
+        // first call; a rank that cannot make them leaves the reason empty
+        // (the call goes on: the others are already in it).
+        report_text named, modelled;
+        try {
+            static const report_text named_once("the policy names this algorithm"),
+                modelled_once("the allreduce cost model predicts it fastest (doc/allreduce.md)");
+            named = named_once;
+            modelled = modelled_once;
+        } catch (...) {
+        }
         if constexpr (!detail::checked_call<In, Out, Op>()) {
             return {};
         } else {
@@ -220,6 +228,22 @@ private:
         }
     }
 
+    // The drain a rank takes a message into when it cannot store it
+    // (recursive doubling's, reduce_broadcast's largest message); 0: none.
+    std::size_t drain_bytes() const
+    {
+        std::size_t bytes = 0;
+        if constexpr (detail::plan_runs<Policy>(detail::allreduce_algorithm::recursive_doubling))
+            bytes = detail::doubling_drain_bytes(policy_.segment_bytes);
+        if constexpr (detail::plan_runs<Policy>(detail::allreduce_algorithm::reduce_broadcast)) {
+            std::size_t seg = 0; // reduce_then_broadcast's
+            if constexpr (is_automatic) seg = policy_.segment_bytes;
+            else seg = policy_.broadcast_segment_bytes ? policy_.broadcast_segment_bytes : policy_.tree.segment_bytes;
+            bytes = std::max(bytes, detail::broadcast_drain_bytes(seg));
+        }
+        return bytes;
+    }
+
     // What both constructors do, collectively. What this rank makes for the
     // plan alone (its buffers or the communicator's and recursive doubling's
     // drain, the reduce half of a fixed tree, the one group of all ranks)
@@ -237,10 +261,7 @@ private:
             buffers_ = one_shot ? state.template memo<detail::oneshot_allreduce_buffers>().buffers
                                 : std::make_shared<detail::exchange_buffers>();
             if constexpr (has_reduce && !is_automatic) reduce_.emplace(comm, 0, dimension_, std::move(*tree), true);
-            if constexpr (detail::plan_runs<Policy>(detail::allreduce_algorithm::recursive_doubling)) {
-                const std::size_t drain = detail::doubling_drain_bytes(policy_.segment_bytes);
-                if (buffers_->drain.size() < drain) buffers_->drain.resize(drain);
-            }
+            if (buffers_->drain.size() < drain_bytes()) buffers_->drain.resize(drain_bytes());
             if constexpr (std::same_as<Policy, policy::split_allgather> || is_automatic) {
                 groups_.mesh = {1, size_, false};
                 groups_.layout = std::make_shared<detail::group_layout>(detail::whole_group_layout(private_, dimension_));
@@ -328,7 +349,8 @@ private:
             if constexpr (detail::plan_runs<Policy>(A::reduce_broadcast)) {
                 std::size_t seg = 0; // automatic: the reduce's segment
                 if constexpr (!is_automatic) seg = policy_.broadcast_segment_bytes;
-                return detail::reduce_then_broadcast(*reduce_, private_, dimension_, in, out, op, seg, bitmap_);
+                return detail::reduce_then_broadcast(*reduce_, private_, dimension_, in, out, op, seg, bitmap_,
+                                                     buffers_->drain);
             }
             break;
         case A::recursive_doubling:
