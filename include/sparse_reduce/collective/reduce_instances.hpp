@@ -46,21 +46,24 @@ using reader64 = sparse_reader<T, std::uint64_t>;
     SPARSE_REDUCE_WHOLE_NODE(X, T, Op, std::uint32_t, std::uint64_t)                                                  \
     SPARSE_REDUCE_WHOLE_NODE(X, T, Op, std::uint64_t, std::uint64_t)
 
-#define SPARSE_REDUCE_VALUE_OPS(X, T)                                                                                \
-    SPARSE_REDUCE_VALUE_OP(X, T, std::plus<>)                                                                         \
-    SPARSE_REDUCE_VALUE_OP(X, T, ::sparse_reduce::min)                                                                \
-    SPARSE_REDUCE_VALUE_OP(X, T, ::sparse_reduce::max)
+// The built-in operations and policies: M(args..., each one).
+#define SPARSE_REDUCE_EACH_OP(M, ...)                                                                                \
+    M(__VA_ARGS__, std::plus<>) M(__VA_ARGS__, ::sparse_reduce::min) M(__VA_ARGS__, ::sparse_reduce::max)
+
+#define SPARSE_REDUCE_EACH_POLICY(M, ...)                                                                            \
+    M(__VA_ARGS__, ::sparse_reduce::policy::binomial)                                                                 \
+    M(__VA_ARGS__, ::sparse_reduce::policy::k_ary)                                                                    \
+    M(__VA_ARGS__, ::sparse_reduce::policy::binary)                                                                   \
+    M(__VA_ARGS__, ::sparse_reduce::policy::chain)                                                                    \
+    M(__VA_ARGS__, ::sparse_reduce::policy::optimal_binary)                                                           \
+    M(__VA_ARGS__, ::sparse_reduce::policy::two_tree)                                                                 \
+    M(__VA_ARGS__, ::sparse_reduce::policy::automatic)
+
+#define SPARSE_REDUCE_VALUE_OPS(X, T) SPARSE_REDUCE_EACH_OP(SPARSE_REDUCE_VALUE_OP, X, T)
 
 #define SPARSE_REDUCE_POLICY(X, P) X template const policy_ops& ops_of<P>();
 
-#define SPARSE_REDUCE_POLICIES(X)                                                                                    \
-    SPARSE_REDUCE_POLICY(X, ::sparse_reduce::policy::binomial)                                                        \
-    SPARSE_REDUCE_POLICY(X, ::sparse_reduce::policy::k_ary)                                                           \
-    SPARSE_REDUCE_POLICY(X, ::sparse_reduce::policy::binary)                                                          \
-    SPARSE_REDUCE_POLICY(X, ::sparse_reduce::policy::chain)                                                           \
-    SPARSE_REDUCE_POLICY(X, ::sparse_reduce::policy::optimal_binary)                                                  \
-    SPARSE_REDUCE_POLICY(X, ::sparse_reduce::policy::two_tree)                                                        \
-    SPARSE_REDUCE_POLICY(X, ::sparse_reduce::policy::automatic)
+#define SPARSE_REDUCE_POLICIES(X) SPARSE_REDUCE_EACH_POLICY(SPARSE_REDUCE_POLICY, X)
 
 #define SPARSE_REDUCE_INSTANCES(X)                                                                                   \
     SPARSE_REDUCE_VALUE_OPS(X, float)                                                                                 \
@@ -72,31 +75,19 @@ using reader64 = sparse_reader<T, std::uint64_t>;
 
 // The compiled mode's whole one-shot calls (collective/reduce_compiled.hpp),
 // for values T; expanded in namespace sparse_reduce by the library's sources.
-#define SPARSE_REDUCE_FRONT_CALL(T, Op, In, Out, P)                                                                  \
+#define SPARSE_REDUCE_FRONT_CALL(Op, In, Out, P)                                                                     \
     template report reduce<In, Out, Op, P>(const boost::mpi::communicator&, const In&,                              \
                                            std::add_rvalue_reference_t<Out>, const Op&, int, const P&);
 
-#define SPARSE_REDUCE_FRONT_POLICIES(T, Op, In, Out)                                                                 \
-    SPARSE_REDUCE_FRONT_CALL(T, Op, In, Out, ::sparse_reduce::policy::automatic)                                     \
-    SPARSE_REDUCE_FRONT_CALL(T, Op, In, Out, ::sparse_reduce::policy::binomial)                                      \
-    SPARSE_REDUCE_FRONT_CALL(T, Op, In, Out, ::sparse_reduce::policy::k_ary)                                         \
-    SPARSE_REDUCE_FRONT_CALL(T, Op, In, Out, ::sparse_reduce::policy::binary)                                        \
-    SPARSE_REDUCE_FRONT_CALL(T, Op, In, Out, ::sparse_reduce::policy::chain)                                         \
-    SPARSE_REDUCE_FRONT_CALL(T, Op, In, Out, ::sparse_reduce::policy::optimal_binary)                                \
-    SPARSE_REDUCE_FRONT_CALL(T, Op, In, Out, ::sparse_reduce::policy::two_tree)
-
 #define SPARSE_REDUCE_FRONT_PAIRS(T, Op)                                                                             \
-    SPARSE_REDUCE_FRONT_POLICIES(T, Op, ::sparse_reduce::detail::eigen_sparse<T>,                                     \
-                                 ::sparse_reduce::detail::eigen_sparse<T>&)                                           \
-    SPARSE_REDUCE_FRONT_POLICIES(T, Op, ::sparse_reduce::index_value_vector<T>,                                       \
-                                 ::sparse_reduce::index_value_vector<T>&)                                             \
-    SPARSE_REDUCE_FRONT_POLICIES(T, Op, std::vector<T>, std::vector<T>&)                                              \
-    SPARSE_REDUCE_FRONT_POLICIES(T, Op, std::span<const T>, std::span<T>)
+    SPARSE_REDUCE_EACH_POLICY(SPARSE_REDUCE_FRONT_CALL, Op, ::sparse_reduce::detail::eigen_sparse<T>,                  \
+                              ::sparse_reduce::detail::eigen_sparse<T>&)                                              \
+    SPARSE_REDUCE_EACH_POLICY(SPARSE_REDUCE_FRONT_CALL, Op, ::sparse_reduce::index_value_vector<T>,                    \
+                              ::sparse_reduce::index_value_vector<T>&)                                                \
+    SPARSE_REDUCE_EACH_POLICY(SPARSE_REDUCE_FRONT_CALL, Op, std::vector<T>, std::vector<T>&)                           \
+    SPARSE_REDUCE_EACH_POLICY(SPARSE_REDUCE_FRONT_CALL, Op, std::span<const T>, std::span<T>)
 
-#define SPARSE_REDUCE_FRONT(T)                                                                                       \
-    SPARSE_REDUCE_FRONT_PAIRS(T, std::plus<>)                                                                         \
-    SPARSE_REDUCE_FRONT_PAIRS(T, ::sparse_reduce::min)                                                                \
-    SPARSE_REDUCE_FRONT_PAIRS(T, ::sparse_reduce::max)
+#define SPARSE_REDUCE_FRONT(T) SPARSE_REDUCE_EACH_OP(SPARSE_REDUCE_FRONT_PAIRS, T)
 
 #ifdef SPARSE_REDUCE_COMPILED
 namespace sparse_reduce::detail {
