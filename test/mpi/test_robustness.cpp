@@ -933,6 +933,64 @@ BOOST_AUTO_TEST_CASE(a_rank_that_cannot_allocate_in_a_recursive_doubling_allredu
         }
 }
 
+// Every allocation of a split_allgather or grouped allreduce fails once in
+// turn on one rank, the first or the last, as a one-shot call and on a
+// plan: the groups (chosen by the model at the first call, or fixed with
+// the plan), the counts, the accumulator, the messages it encodes and
+// receives (raw segments too, under the dense wire), the pieces it gathers,
+// its report. Every rank throws or none does, a call that returns is right,
+// and the next call works. The plan makes the exchanges' bookkeeping and a
+// drain for their largest message; a rank that cannot grow its receive
+// buffer takes a message into the drain and fails. Segments of 512 bytes:
+// several messages per member. Before, the rank threw std::bad_alloc alone
+// and the others waited for it in the exchange of counts.
+BOOST_AUTO_TEST_CASE(a_rank_that_cannot_allocate_in_a_split_allgather_or_grouped_allreduce_fails_everywhere)
+{
+    auto& comm = world();
+    const int P = comm.size();
+    using any_allreduce = std::variant<sr::policy::split_allgather, sr::policy::grouped>;
+    struct sweep_case {
+        std::string name;
+        any_allreduce policy;
+        bool dense_input, on_a_plan;
+    };
+    std::vector<sweep_case> cases = {
+        {"a one-shot allreduce, split_allgather", sr::policy::split_allgather{.segment_bytes = 512}, false, false},
+        {"make_allreduce_plan and the plan's allreduce, split_allgather, dense wire",
+         sr::policy::split_allgather{.wire = sr::wire::dense, .segment_bytes = 512}, true, true},
+        {"a one-shot allreduce, grouped", sr::policy::grouped{.segment_bytes = 512}, false, false}};
+    if (P % 2 == 0) // groups of two on a 1 x P mesh, made with the plan; recursive doubling across them
+        cases.push_back({"make_allreduce_plan and the plan's allreduce, grouped, 1 x 2 groups",
+                         sr::policy::grouped{.group_rows = 1, .group_cols = 2, .mesh_rows = 1, .mesh_cols = P,
+                                             .segment_bytes = 512},
+                         false, true});
+    const auto sparse_in = fault_eigen_input_of(comm.rank());
+    const auto dense_in = fault_input_of(comm.rank());
+    const auto want = fault_serial_sum(P);
+    std::vector<double> out(fault_dim); // the right size: the check allocates nothing
+    const auto good = [](const boost::mpi::communicator& c) { return good_allreduce_on(c); };
+    for (int victim : P > 1 ? std::vector<int>{0, P - 1} : std::vector<int>{0})
+        for (const auto& c : cases)
+            sweep_allocations(c.name, victim, {}, sweep_rule::all_or_none,
+                              [&](const boost::mpi::communicator& fresh) {
+                                  std::visit(
+                                      [&](const auto& p) {
+                                          const auto call = [&](const auto& in) {
+                                              if (!c.on_a_plan)
+                                                  return twice_allreduce_checked(out, want, [&] {
+                                                      sr::allreduce(fresh, in, out, std::plus<>{}, p);
+                                                  });
+                                              auto plan = sr::make_allreduce_plan(fresh, fault_dim, p);
+                                              twice_allreduce_checked(out, want,
+                                                                      [&] { plan.allreduce(in, out, std::plus<>{}); });
+                                          };
+                                          c.dense_input ? call(dense_in) : call(sparse_in);
+                                      },
+                                      c.policy);
+                              },
+                              good);
+}
+
 // Every allocation of a reduce_broadcast allreduce fails once in turn on
 // one rank, the broadcast's root (0), rank 2 (from four ranks: inner in
 // the binomial tree, forwarding to 3) or the last: in the reduce half, the

@@ -111,6 +111,9 @@ class allreduce_plan {
     static constexpr bool is_automatic = std::same_as<Policy, policy::automatic>;
     static constexpr bool has_reduce =
         is_automatic || detail::row_of(*detail::allreduce_algorithm_of<Policy>).runs_reduce;
+    // split_allgather's and grouped's streamed exchanges (automatic runs the first)
+    static constexpr bool runs_streams = detail::plan_runs<Policy>(detail::allreduce_algorithm::split_allgather) ||
+                                         detail::plan_runs<Policy>(detail::allreduce_algorithm::grouped);
 
 public:
     /// Makes the plan; collective (the ranks agree on the dimension).
@@ -241,6 +244,7 @@ private:
             else seg = policy_.broadcast_segment_bytes ? policy_.broadcast_segment_bytes : policy_.tree.segment_bytes;
             bytes = std::max(bytes, detail::broadcast_drain_bytes(seg));
         }
+        if constexpr (runs_streams) bytes = std::max(bytes, detail::stream_drain_bytes(policy_.segment_bytes, policy_.wire));
         return bytes;
     }
 
@@ -262,6 +266,10 @@ private:
                                 : std::make_shared<detail::exchange_buffers>();
             if constexpr (has_reduce && !is_automatic) reduce_.emplace(comm, 0, dimension_, std::move(*tree), true);
             if (buffers_->drain.size() < drain_bytes()) buffers_->drain.resize(drain_bytes());
+            if constexpr (runs_streams) {
+                detail::make_stream_room(*buffers_, static_cast<std::size_t>(size_));
+                counted_.reserve(static_cast<std::size_t>(size_));
+            }
             if constexpr (std::same_as<Policy, policy::split_allgather> || is_automatic) {
                 groups_.mesh = {1, size_, false};
                 groups_.layout = std::make_shared<detail::group_layout>(detail::whole_group_layout(private_, dimension_));
@@ -282,8 +290,10 @@ private:
             if (policy_.group_rows || policy_.group_cols) {
                 const group_shape g{policy_.group_rows, policy_.group_cols};
                 if (const auto why = check_group_shape(g, groups_.mesh); !why.empty()) detail::fail(why);
-                groups_.layout = std::make_shared<detail::group_layout>(
-                    detail::make_group_layout(private_, groups_.mesh, g, dimension_));
+                std::string failure;
+                auto layout = detail::make_group_layout(private_, groups_.mesh, &g, dimension_, failure);
+                detail::agree_and_throw(private_, rank_, failure, 0);
+                groups_.layout = std::move(layout);
             }
         }
     }

@@ -9,9 +9,11 @@
 #include <cstdint>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <boost/mpi/communicator.hpp>
@@ -69,24 +71,43 @@ struct group_layout {
     int member = 0;
 };
 
-inline group_layout make_group_layout(MPI_Comm pc, const mesh_shape& m, const group_shape& g, std::size_t dimension)
+// The groups of shape g; collective. A rank without a shape (g null: it
+// failed before) takes part in the splits with no group. Nothing here can
+// fail before the splits, so a rank that cannot make its layout (null
+// returned, `failure` set) leaves no other waiting; the caller agrees on
+// the failure.
+inline std::shared_ptr<group_layout> make_group_layout(MPI_Comm pc, const mesh_shape& m, const group_shape* g,
+                                                       std::size_t dimension, std::string& failure)
 {
     int me = 0;
     MPI_Comm_rank(pc, &me);
-    const int row = me / m.cols, col = me % m.cols;
-    const int gid = (row / g.rows) * (m.cols / g.cols) + col / g.cols;
-    group_layout l;
-    l.shape = g;
-    l.member = (row % g.rows) * g.cols + col % g.cols;
+    int gid = MPI_UNDEFINED, member = MPI_UNDEFINED;
+    if (g) {
+        const int row = me / m.cols, col = me % m.cols;
+        gid = (row / g->rows) * (m.cols / g->cols) + col / g->cols;
+        member = (row % g->rows) * g->cols + col % g->cols;
+    }
     MPI_Comm group = MPI_COMM_NULL, across = MPI_COMM_NULL;
-    MPI_Comm_split(pc, gid, l.member, &group);
-    MPI_Comm_split(pc, l.member, gid, &across);
-    l.group = boost::mpi::communicator(group, boost::mpi::comm_take_ownership);
-    l.across = boost::mpi::communicator(across, boost::mpi::comm_take_ownership);
-    l.group_pc = group; // new communicators: nobody else's messages on them
-    l.across_pc = across;
-    l.ranges = block_ranges(dimension, g.size());
-    return l;
+    MPI_Comm_split(pc, gid, member, &group);
+    MPI_Comm_split(pc, member, gid, &across);
+    if (!g) return nullptr;
+    try {
+        auto l = std::make_shared<group_layout>();
+        l->shape = *g;
+        l->member = member;
+        // handed over before Boost.MPI takes them: one it cannot take is left to MPI_Finalize, never freed twice
+        l->group = boost::mpi::communicator(std::exchange(group, MPI_COMM_NULL), boost::mpi::comm_take_ownership);
+        l->across = boost::mpi::communicator(std::exchange(across, MPI_COMM_NULL), boost::mpi::comm_take_ownership);
+        l->group_pc = MPI_Comm(l->group); // new communicators: nobody else's messages on them
+        l->across_pc = MPI_Comm(l->across);
+        l->ranges = block_ranges(dimension, g->size());
+        return l;
+    } catch (...) {
+        for (MPI_Comm* c : {&group, &across})
+            if (*c != MPI_COMM_NULL) MPI_Comm_free(c);
+        failure = text_or_out_of_memory([&] { return "making the groups failed on " + current_failure_text(me); });
+        return nullptr;
+    }
 }
 
 // One group of all ranks of pc (split_allgather): the group is pc itself,
@@ -116,7 +137,8 @@ struct grouped_state {
 };
 
 // The model's group shape (policy::grouped without one), from this call's
-// mean density; collective, once per plan.
+// mean density, and the groups; collective, once per plan. A rank that
+// cannot choose or make them fails on every rank.
 template <class T, class Policy, class In>
 void choose_groups(MPI_Comm pc, std::size_t dimension, const Policy& policy, grouped_state& gs, const In& in,
                    const T& id, bool commutative)
@@ -133,13 +155,23 @@ void choose_groups(MPI_Comm pc, std::size_t dimension, const Policy& policy, gro
     if (any_bad)
         fail("grouped: the tuning could not be read on some rank" +
              (tuning_error.empty() ? std::string() : ": " + tuning_error));
-    const double v = sizeof(T);
-    replication::params p;
-    p.N_a = dimension ? mean / static_cast<double>(dimension) : 0;
-    p.T_x = (t->machine.index_bytes + v) / v;         // a sparse entry against a dense datum
-    p.T_m = t->machine.gamma / (t->machine.beta * v); // one merge against one datum's transfer
-    const group_shape g = choose_group_shape(gs.mesh, policy.bidirectional_links, p, !commutative);
-    gs.layout = std::make_shared<group_layout>(make_group_layout(pc, gs.mesh, g, dimension));
+    int me = 0;
+    MPI_Comm_rank(pc, &me);
+    std::string failure;
+    std::optional<group_shape> g;
+    try {
+        const double v = sizeof(T);
+        replication::params p;
+        p.N_a = dimension ? mean / static_cast<double>(dimension) : 0;
+        p.T_x = (t->machine.index_bytes + v) / v;         // a sparse entry against a dense datum
+        p.T_m = t->machine.gamma / (t->machine.beta * v); // one merge against one datum's transfer
+        g = choose_group_shape(gs.mesh, policy.bidirectional_links, p, !commutative);
+    } catch (...) {
+        failure = text_or_out_of_memory([&] { return "choosing the groups failed on " + current_failure_text(me); });
+    }
+    auto layout = make_group_layout(pc, gs.mesh, g ? &*g : nullptr, dimension, failure);
+    agree_and_throw(pc, me, failure, 0);
+    gs.layout = std::move(layout);
 }
 
 // Updating and integration: this member's range of the whole reduction (a
@@ -227,11 +259,14 @@ report grouped_allreduce(MPI_Comm pc, std::size_t dimension, const Policy& polic
     } else if constexpr (RO::kind != repr_kind::dense) {
         convert_into(out, index_value_vector<T, std::uint64_t>(dimension, idx, val), op);
     }
-    const std::string params = "wire=" + std::string(wire::to_string(policy.wire)) +
-                               ", segment=" + std::to_string(window * sizeof(T)) + ")";
-    rep.algorithm = std::same_as<Policy, policy::split_allgather>
-                        ? "split_allgather(" + params
-                        : "grouped(mesh " + to_string(gs.mesh) + ", groups " + to_string(g.shape) + ", " + params;
+    try { // a text that cannot be made is left empty: the call succeeded on every rank
+        const std::string params = "wire=" + std::string(wire::to_string(policy.wire)) +
+                                   ", segment=" + std::to_string(window * sizeof(T)) + ")";
+        rep.algorithm = std::same_as<Policy, policy::split_allgather>
+                            ? "split_allgather(" + params
+                            : "grouped(mesh " + to_string(gs.mesh) + ", groups " + to_string(g.shape) + ", " + params;
+    } catch (...) {
+    }
     return rep;
 }
 

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <string>
 #include <vector>
@@ -69,14 +70,16 @@ std::size_t append_segments(const partial<T>& p, const T* dense, std::size_t fir
 }
 
 // Where a streamed exchange stands with each member: the next segment to
-// send it (none to itself) and to take from it, and the messages sent it.
+// send it (none to itself) and to take from it, and the messages sent it
+// (in the plan's scratch: no allocation).
 struct segment_steps {
     static constexpr std::size_t none = ~std::size_t{0};
     std::span<const std::size_t> sends, recvs;
-    std::vector<std::size_t> to_send, to_take, sent;
-    segment_steps(std::span<const std::size_t> s, std::span<const std::size_t> r, std::size_t me)
-        : sends(s), recvs(r), to_send(s.size(), 0), to_take(s.size(), 0), sent(s.size(), 0)
+    std::vector<std::size_t>&to_send, &to_take, &sent;
+    segment_steps(std::span<const std::size_t> s, std::span<const std::size_t> r, std::size_t me, stream_scratch& sc)
+        : sends(s), recvs(r), to_send(sc.to_send), to_take(sc.to_take), sent(sc.sent)
     {
+        for (auto* v : {&to_send, &to_take, &sent}) v->assign(s.size(), 0);
         to_send[me] = sends[me];
     }
     // The next step at which this member sends or takes something (none: done).
@@ -102,13 +105,38 @@ std::size_t segment_message(const Encode& encode, std::size_t d, std::size_t j, 
     k = 1;
     if (!st.failed()) try {
             at = encode(d, j, b, k);
+            if (b.size() < at / 8 + 1) b.resize(at / 8 + 1);
         } catch (...) {
             st.fail_here();
         }
     if (st.failed()) at = 0, k = std::min(max_message_segments, left);
-    if (b.size() < at / 8 + 1) b.resize(at / 8 + 1);
-    b[at / 8] = segment_trailer(st.word(), k);
+    b[at / 8] = segment_trailer(st.word(), k); // b holds a word at least (make_stream_room)
     return at + 8;
+}
+
+// Member `from`'s next message into b, or into the plan's drain where b
+// cannot grow (this member then fails, st); its bytes, and from its
+// trailer the segments it stands for (k) and its sender's status.
+inline std::size_t receive_segment(int from, MPI_Comm pc, wire_buffer& b, exchange_buffers& buffers, call_status& st,
+                                   std::size_t& k, std::uint64_t& trailer)
+{
+    bool dropped = false;
+    const std::size_t bytes = recv_message(from, doubling_tag, pc, b, 0, buffers.drain, &dropped);
+    if (dropped && st.failure.empty())
+        st.failure = text_or_out_of_memory(
+            [&] { return "rank " + std::to_string(st.rank) + ": " + no_room_text(bytes, from); });
+    if (bytes >= 8 && bytes % 8 == 0) {
+        std::memcpy(&trailer, (dropped ? buffers.drain.data() : bytes_of(b, bytes).data()) + bytes - 8, 8);
+        k = 1 + static_cast<std::size_t>(trailer >> 32);
+    }
+    return bytes;
+}
+
+// Segments of seg elements in each of the ranges (one per member).
+inline void segments_per_range(std::vector<std::size_t>& v, std::span<const std::size_t> ranges, std::size_t seg)
+{
+    v.clear();
+    for (std::size_t r = 0; r + 1 < ranges.size(); ++r) v.push_back(segments_of(ranges[r + 1] - ranges[r], seg));
 }
 
 // One streamed exchange within group pc: sends[d] segments to member d,
@@ -141,10 +169,9 @@ void stream_segments(MPI_Comm pc, std::span<const std::size_t> sends, std::span<
     MPI_Comm_rank(pc, &member);
     MPI_Comm_size(pc, &G);
     const auto me = static_cast<std::size_t>(member), n = static_cast<std::size_t>(G);
-    auto& slots = buffers.pieces; // two send buffers per member
-    slots.resize(2 * n);
-    std::vector<std::vector<MPI_Request>> reqs(2 * n);
-    segment_steps s(sends, recvs, me);
+    auto& slots = buffers.pieces;           // two send buffers per member
+    auto& reqs = buffers.stream.requests;   // and their requests (make_stream_room)
+    segment_steps s(sends, recvs, me, buffers.stream);
     auto &to_send = s.to_send, &to_take = s.to_take;
     const auto message = [&](std::size_t d, std::size_t j, wire_buffer& b, std::size_t& k) {
         return segment_message(encode, d, j, (d == me ? recvs[d] : sends[d]) - j, b, k, st);
@@ -187,12 +214,13 @@ void stream_segments(MPI_Comm pc, std::span<const std::size_t> sends, std::span<
             }
             wire_buffer& b = r == me ? slots[2 * me] : buffers.receive;
             std::size_t bytes = 0, k = 1;
+            std::uint64_t trailer = 0;
             if (r == me) {
                 bytes = message(me, j, b, k);
+                trailer = b[bytes / 8 - 1];
             } else {
-                bytes = recv_message(static_cast<int>(r), doubling_tag, pc, b);
+                bytes = receive_segment(static_cast<int>(r), pc, b, buffers, st, k, trailer);
                 rep.bytes_received += bytes;
-                if (bytes >= 8 && bytes % 8 == 0) k = 1 + static_cast<std::size_t>(b[bytes / 8 - 1] >> 32);
                 // past the segments owed: cannot come from a rank of this plan, stop taking from it
                 if (k > recvs[r] - j) bytes = 0, k = recvs[r] - j;
             }
@@ -200,7 +228,7 @@ void stream_segments(MPI_Comm pc, std::span<const std::size_t> sends, std::span<
             if (st.failed()) continue;
             try {
                 if (bytes < 8 || bytes % 8) fail("malformed segment of " + std::to_string(bytes) + " bytes");
-                if (const auto status = static_cast<std::int64_t>(b[bytes / 8 - 1] & 0xffffffffu)) st.hear(status);
+                if (const auto status = static_cast<std::int64_t>(trailer & 0xffffffffu)) st.hear(status);
                 else take(r, j, k, bytes_of(b, bytes - 8));
             } catch (...) {
                 st.fail_here();

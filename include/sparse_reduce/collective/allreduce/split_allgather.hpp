@@ -70,12 +70,19 @@ std::span<std::byte> raw_bytes(T* p, std::size_t n)
 {
     return std::as_writable_bytes(std::span<T>(p, n));
 }
-// The plan's receive buffer as room for n values (grown, never shrunk).
+// The plan's receive buffer as room for n values (grown, never shrunk); a
+// rank that cannot grow it fails (st) and takes them into the plan's drain
+// (a raw segment is within stream_drain_bytes).
 template <class T>
-std::span<std::byte> receive_room(exchange_buffers& b, std::size_t n)
+std::span<std::byte> receive_room(exchange_buffers& b, std::size_t n, call_status& st)
 {
-    if (b.receive.size() * 8 < n * sizeof(T)) b.receive.resize((n * sizeof(T) + 7) / 8);
-    return raw_bytes(reinterpret_cast<T*>(b.receive.data()), n);
+    if (!st.failed()) try {
+            if (b.receive.size() * 8 < n * sizeof(T)) b.receive.resize((n * sizeof(T) + 7) / 8);
+            return raw_bytes(reinterpret_cast<T*>(b.receive.data()), n);
+        } catch (...) {
+            st.fail_here();
+        }
+    return std::span<std::byte>(b.drain.data(), std::min(b.drain.size(), n * sizeof(T)));
 }
 
 // Entries of this member's input in [lo, hi) (a dense one counted in one
@@ -121,39 +128,44 @@ inline bool goes_raw(std::size_t count, std::size_t len, wire::format fmt)
 {
     return count > 0 && (count == len || fmt == wire::dense);
 }
+// Whether a count exchanged says its range goes raw.
+inline bool sent_raw(std::uint64_t count) { return (count & raw_flag) != 0; }
 
 // The counts of an updating (scatter_ranges): the entries this member sends
 // each member (send[d]; none counted for itself; raw_flag set where it goes
-// raw) and gets from each (recv[r]), and whether its range's accumulator is
-// dense. One MPI_Alltoall. This member's own count matters only for that decision: it
+// raw) and gets from each (recv[r]), both in the plan's scratch, and
+// whether its range's accumulator is dense. One MPI_Alltoall. This member's own count matters only for that decision: it
 // is taken after the others' are known, and only as far as that needs (at
 // full density, not at all). `counted`: this member's entries per range,
 // when counted already (automatic's choice counts them; its own range
 // not_counted), else empty.
 struct scatter_counts {
-    std::vector<std::uint64_t> send, recv;
+    std::span<const std::uint64_t> send, recv;
     bool dense = false;
 };
 
 template <class T>
 scatter_counts exchange_counts(MPI_Comm pc, const partial<T>& mine, const T* dense_in,
                                   std::span<const std::size_t> ranges, const T& id, const call_status& st,
-                                  std::span<const std::uint64_t> counted, wire::format fmt)
+                                  std::span<const std::uint64_t> counted, wire::format fmt, stream_scratch& scratch)
 {
     int member = 0, G = 1;
     MPI_Comm_rank(pc, &member);
     MPI_Comm_size(pc, &G);
     const auto me = static_cast<std::size_t>(member), n = static_cast<std::size_t>(G);
-    scatter_counts c{std::vector<std::uint64_t>(n), std::vector<std::uint64_t>(n)};
+    auto &send = scratch.count_send, &recv = scratch.count_recv;
+    send.assign(n, 0);
+    recv.assign(n, 0);
     const bool known = counted.size() == n;
     for (std::size_t d = 0; d < n; ++d) {
-        c.send[d] = st.failed() || d == me ? 0
-                    : known                ? counted[d]
-                                           : entries_in(mine, dense_in, ranges[d], ranges[d + 1], id);
+        send[d] = st.failed() || d == me ? 0
+                  : known                ? counted[d]
+                                         : entries_in(mine, dense_in, ranges[d], ranges[d + 1], id);
         const std::size_t len = ranges[d + 1] - ranges[d];
-        if (goes_raw(c.send[d], len, fmt) && values_in_a_row(mine, dense_in, ranges[d], len)) c.send[d] |= raw_flag;
+        if (goes_raw(send[d], len, fmt) && values_in_a_row(mine, dense_in, ranges[d], len)) send[d] |= raw_flag;
     }
-    MPI_Alltoall(c.send.data(), 1, MPI_UINT64_T, c.recv.data(), 1, MPI_UINT64_T, pc);
+    MPI_Alltoall(send.data(), 1, MPI_UINT64_T, recv.data(), 1, MPI_UINT64_T, pc);
+    scatter_counts c{send, recv};
     std::uint64_t entries = 0;
     bool raw = false; // a raw piece is folded into a dense accumulator
     for (const auto e : c.recv) {
@@ -173,9 +185,10 @@ scatter_counts exchange_counts(MPI_Comm pc, const partial<T>& mine, const T* den
 
 // A dense accumulator of len elements: in `place` (this member's range of
 // the caller's dense output) unless that overlaps this member's own values
-// `own` (in and out one array), else in an array of its own.
+// `own` (in and out one array), else in an array of its own (none on a rank
+// that cannot make it: it fails, st, and goes on).
 template <class T>
-partial<T> dense_accumulator(T* place, const T* own, std::size_t len)
+partial<T> dense_accumulator(T* place, const T* own, std::size_t len, call_status& st)
 {
     partial<T> acc;
     acc.is_dense = true;
@@ -183,8 +196,12 @@ partial<T> dense_accumulator(T* place, const T* own, std::size_t len)
     if (place && (!own || at(own + len) <= at(place) || at(place + len) <= at(own))) {
         acc.external = place;
         acc.external_size = len;
-    } else {
-        acc.dense.resize(len);
+    } else if (!st.failed()) {
+        try {
+            acc.dense.resize(len);
+        } catch (...) {
+            st.fail_here();
+        }
     }
     return acc;
 }
@@ -192,7 +209,7 @@ partial<T> dense_accumulator(T* place, const T* own, std::size_t len)
 // Sparse pieces gathered whole (filled[r] bytes of whole[r]), folded in
 // member order as partials ((p0 p1) p2) ...
 template <class T, class Op>
-partial<T> fold_sparse_pieces(std::vector<wire_buffer>& whole, std::span<const std::size_t> filled, std::size_t len,
+partial<T> fold_sparse_pieces(std::span<wire_buffer> whole, std::span<const std::size_t> filled, std::size_t len,
                               std::size_t window, const T& id, const Op& op, call_status& st)
 {
     partial<T> acc;
@@ -210,8 +227,8 @@ partial<T> fold_sparse_pieces(std::vector<wire_buffer>& whole, std::span<const s
     return acc;
 }
 
-// scatter_ranges into a sparse accumulator: the pieces gathered whole, then
-// folded in member order. This member still sends raw where its counts
+// scatter_ranges into a sparse accumulator: the pieces gathered whole (in
+// the plan's scratch), then folded in member order. This member still sends raw where its counts
 // said so (raw_out); nothing comes in raw (a raw piece makes the
 // accumulator dense).
 template <class T, class Encode, class RawOut, class Op>
@@ -219,8 +236,9 @@ partial<T> scatter_sparse(MPI_Comm pc, std::span<const std::size_t> sends, std::
                           const Encode& encode, const RawOut& raw_out, std::size_t len, std::size_t window,
                           const T& id, const Op& op, report& rep, call_status& st, exchange_buffers& buffers)
 {
-    std::vector<wire_buffer> whole(recvs.size());
-    std::vector<std::size_t> filled(recvs.size(), 0);
+    const std::span<wire_buffer> whole(buffers.stream.whole.data(), recvs.size());
+    auto& filled = buffers.stream.filled;
+    filled.assign(recvs.size(), 0);
     const auto take = [&](std::size_t r, std::size_t, std::size_t, std::span<const std::byte> bytes) {
         whole[r].resize((filled[r] + bytes.size()) / 8);
         std::copy(bytes.begin(), bytes.end(), reinterpret_cast<std::byte*>(whole[r].data()) + filled[r]);
@@ -284,11 +302,11 @@ partial<T> scatter_ranges(MPI_Comm pc, const partial<T>& mine, const T* dense_in
     MPI_Comm_size(pc, &G);
     const auto me = static_cast<std::size_t>(member), n = static_cast<std::size_t>(G);
     const std::size_t seg = segment_elements<T>(window), len = ranges[me + 1] - ranges[me];
-    std::vector<std::size_t> sends(n), recvs(n, segments_of(len, seg));
-    for (std::size_t d = 0; d < n; ++d) sends[d] = segments_of(ranges[d + 1] - ranges[d], seg);
-    const auto counts = exchange_counts(pc, mine, dense_in, ranges, id, st, counted, fmt);
+    auto &sends = buffers.stream.sends, &recvs = buffers.stream.recvs; // the plan's: no allocation
+    segments_per_range(sends, ranges, seg);
+    recvs.assign(n, segments_of(len, seg));
+    const auto counts = exchange_counts(pc, mine, dense_in, ranges, id, st, counted, fmt, buffers.stream);
     const auto &send = counts.send, &recv = counts.recv;
-    const auto raw = [](std::uint64_t count) { return (count & raw_flag) != 0; };
     const auto piece = [&](std::size_t d, std::size_t j) { // segment j of range d: first element, length
         return std::pair{ranges[d] + j * seg, std::min(seg, ranges[d + 1] - ranges[d] - j * seg)};
     };
@@ -299,29 +317,29 @@ partial<T> scatter_ranges(MPI_Comm pc, const partial<T>& mine, const T* dense_in
     // what this member sends raw (its counts said so), whatever its own accumulator
     const auto raw_to = [&](std::size_t d, std::size_t j) {
         const auto [first, length] = piece(d, j);
-        return raw(send[d]) ? raw_bytes(values_in_a_row(mine, dense_in, first, length), length)
+        return sent_raw(send[d]) ? raw_bytes(values_in_a_row(mine, dense_in, first, length), length)
                             : std::span<const std::byte>{};
     };
     if (counts.dense) {
         const T* own = st.failed() ? nullptr : values_in_a_row(mine, dense_in, ranges[me], len);
-        partial<T> acc = dense_accumulator(place, own, len);
+        partial<T> acc = dense_accumulator(place, own, len, st);
         const auto raw_out = [&](std::size_t d, std::size_t j) {
             const auto [first, length] = piece(d, j);
             if (d == me) return raw_bytes(own ? own + (first - ranges[me]) : nullptr, length);
             return raw_to(d, j);
         };
         const auto raw_in = [&](std::size_t r, std::size_t j) {
-            if (!raw(recv[r])) return std::span<std::byte>{};
+            if (!sent_raw(recv[r])) return std::span<std::byte>{};
             const auto [first, length] = piece(me, j);
-            if (r == 0) return raw_bytes(acc.dense_data() + (first - ranges[me]), length);
-            return receive_room<T>(buffers, length);
+            if (r == 0 && acc.dense_data()) return raw_bytes(acc.dense_data() + (first - ranges[me]), length);
+            return receive_room<T>(buffers, length, st);
         };
         pending_piece<T> pending;
         std::size_t counted = 0, counted_segments = 0; // the accumulator's entries, from raw last folds
         const auto take = [&](std::size_t r, std::size_t j, std::size_t k, std::span<const std::byte> bytes) {
             const std::size_t length = piece(me, j).second;
             T* a = acc.dense_data() + j * seg;
-            if (r == me ? own != nullptr : raw(recv[r])) {
+            if (r == me ? own != nullptr : sent_raw(recv[r])) {
                 const T* v = reinterpret_cast<const T*>(bytes.data());
                 const auto fold = [&]<bool counting>(std::bool_constant<counting>) {
                     return pending.values ? fold_dense_to<counting>(a, pending.take(), v, length, op, id)
@@ -378,9 +396,11 @@ void allgather_ranges(MPI_Comm pc, const partial<T>& mine, std::span<const std::
     else
         for (std::size_t r = 0; r < n; ++r) seg = std::max(seg, ranges[r + 1] - ranges[r]);
     const std::size_t len = ranges[me + 1] - ranges[me];
-    std::vector<std::size_t> sends(n, segments_of(len, seg)), recvs(n);
-    for (std::size_t r = 0; r < n; ++r) recvs[r] = segments_of(ranges[r + 1] - ranges[r], seg);
-    std::vector<std::uint64_t> raw(n, 0);
+    auto &sends = buffers.stream.sends, &recvs = buffers.stream.recvs; // the plan's: no allocation
+    sends.assign(n, segments_of(len, seg));
+    segments_per_range(recvs, ranges, seg);
+    auto& raw = buffers.stream.raw;
+    raw.assign(n, 0);
     if (dense) {
         if (entries == no_count) entries = mine.is_dense ? count_dense_entries<T>(mine.dense_view(), id) : mine.sparse.nnz();
         const std::uint64_t mine_raw = !st.failed() && goes_raw(entries, len, fmt) &&
@@ -402,7 +422,7 @@ void allgather_ranges(MPI_Comm pc, const partial<T>& mine, std::span<const std::
         const auto [first, length] = piece(r, j);
         if (!raw[r]) return std::span<std::byte>{};
         if (dense_out) return raw_bytes(dense_out + ranges[r] + first, length);
-        return receive_room<T>(buffers, length); // failed: taken and dropped
+        return receive_room<T>(buffers, length, st); // failed: taken and dropped
     };
     const auto take = [&](std::size_t r, std::size_t j, std::size_t k, std::span<const std::byte> bytes) {
         const auto [first, length] = piece(r, j);

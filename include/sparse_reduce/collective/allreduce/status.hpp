@@ -87,6 +87,32 @@ inline std::size_t doubling_drain_bytes(std::size_t segment_bytes)
     return std::max(stream_message_bytes, seg) + 2 * seg + 4096;
 }
 
+// split_allgather's and grouped's per-member bookkeeping (the counts, the
+// segments owed and taken, the requests, the sparse pieces gathered), made
+// with the plan for groups of up to all its ranks (make_stream_room): a
+// call allocates none of it, so a rank out of memory still takes part in
+// every exchange.
+struct stream_scratch {
+    std::vector<std::uint64_t> count_send, count_recv, raw;
+    std::vector<std::size_t> sends, recvs, filled, to_send, to_take, sent;
+    std::vector<std::vector<MPI_Request>> requests; // two per member
+    std::vector<wire_buffer> whole;                 // one per member
+};
+
+// The largest message of split_allgather's and grouped's exchanges
+// (segment_stream.hpp) for segments of segment_bytes under wire format f: a
+// segment of about stream_message_bytes (or one window of a value below
+// 4 KiB) as blocks: its dense bytes at most, twice that as RLE, five times
+// as index/value (a one-byte value and a four-byte offset); block headers
+// and padding (24 bytes a window), an empty run and the trailer.
+inline std::size_t stream_drain_bytes(std::size_t segment_bytes, wire::format f)
+{
+    const std::size_t seg = segment_bytes ? segment_bytes : default_segment_bytes;
+    const std::size_t factor = f == wire::index_value ? 5 : f == wire::rle ? 2 : 1;
+    const std::size_t windows = std::max<std::size_t>(1, stream_message_bytes / seg) + 2;
+    return factor * std::max(stream_message_bytes, seg) + 24 * windows + 4096;
+}
+
 // Message buffers a plan keeps between calls (no page faults per call).
 struct exchange_buffers {
     wire_buffer send, receive;
@@ -95,11 +121,29 @@ struct exchange_buffers {
     // (inside its agreement): a rank that cannot grow `receive` for a
     // message receives it here and drops it, so nothing stays queued.
     uninit_vector<std::byte> drain;
-    std::vector<wire_buffer> pieces; // grouped's updating: one per member
+    std::vector<wire_buffer> pieces; // split_allgather's and grouped's messages: two per member
+    stream_scratch stream;
     bool bitmap = true; // adaptive blocks may take the bitmap form (the plan's tuning: cost_model::bitmap_pays)
     const void* identity_tested = nullptr; // the operation type whose identity law was tested
     std::shared_ptr<const std::string> tuning; // automatic's tuning, named for the report
 };
+
+// Room in b for split_allgather's and grouped's exchanges in groups of up
+// to `members`: the bookkeeping, a message buffer of one word (a failed
+// member's status) for each send slot, and the requests of a message's
+// pieces (a segment is far below 2 GiB).
+inline void make_stream_room(exchange_buffers& b, std::size_t members)
+{
+    auto& s = b.stream;
+    for (auto* v : {&s.count_send, &s.count_recv, &s.raw}) v->reserve(members);
+    for (auto* v : {&s.sends, &s.recvs, &s.filled, &s.to_send, &s.to_take, &s.sent}) v->reserve(members);
+    if (s.requests.size() < 2 * members) s.requests.resize(2 * members);
+    for (auto& r : s.requests) r.reserve(4);
+    if (s.whole.size() < members) s.whole.resize(members);
+    if (b.pieces.size() < 2 * members) b.pieces.resize(2 * members);
+    for (auto& p : b.pieces)
+        if (p.empty()) p.resize(1);
+}
 
 // A range's count that was not taken (mean_entries' `own`).
 inline constexpr std::uint64_t not_counted = ~std::uint64_t{0};
