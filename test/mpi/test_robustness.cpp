@@ -37,6 +37,7 @@
 #include <sparse_reduce/sort/histogram_sort.hpp>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <exception>
@@ -1035,6 +1036,22 @@ BOOST_AUTO_TEST_CASE(a_rank_that_cannot_allocate_in_a_reduce_broadcast_allreduce
     }
 }
 
+// A reduce_scatter's result on rank `me` of P: its range (by `used`, the
+// ranges the call returned) of the serial sum `want`, every entry there and
+// nothing else; else std::runtime_error.
+void check_scatter(const sr::index_value_vector<double, std::uint64_t>& out, const std::vector<double>& want,
+                   const std::vector<std::size_t>& used, std::size_t me, int P)
+{
+    bool ok = out.size() == want.size() && used.size() == static_cast<std::size_t>(P) + 1;
+    std::size_t held = 0; // entries of this rank's range, each the serial sum
+    for (std::size_t k = 0; ok && k < out.nnz(); ++k) {
+        const auto i = static_cast<std::size_t>(out.indices()[k]);
+        ok = i >= used[me] && i < used[me + 1] && out.values()[k] == want[i];
+    }
+    for (std::size_t i = ok ? used[me] : 0; ok && i < used[me + 1]; ++i) held += want[i] != 0;
+    if (!ok || held != out.nnz()) throw std::runtime_error("the call returned a wrong result");
+}
+
 // Every allocation of a reduce_scatter fails once in turn on one rank, the
 // first or the last: its ranges, the cut input, the exchange's counts, the
 // room it receives into, its requests, the fold and the output. Every rank
@@ -1053,15 +1070,7 @@ BOOST_AUTO_TEST_CASE(a_rank_that_cannot_allocate_in_a_reduce_scatter_fails_every
     const auto scatter = [&](const boost::mpi::communicator& c, const Eigen::SparseVector<double>& in,
                              const std::vector<double>& want, std::span<const std::size_t> ranges) {
         both_calls([&] {
-            const auto used = sr::reduce_scatter(c, in, out, std::plus<>{}, ranges);
-            bool ok = out.size() == want.size() && used.size() == static_cast<std::size_t>(P) + 1;
-            std::size_t held = 0; // entries of this rank's range, each the serial sum
-            for (std::size_t k = 0; ok && k < out.nnz(); ++k) {
-                const auto i = static_cast<std::size_t>(out.indices()[k]);
-                ok = i >= used[me] && i < used[me + 1] && out.values()[k] == want[i];
-            }
-            for (std::size_t i = ok ? used[me] : 0; ok && i < used[me + 1]; ++i) held += want[i] != 0;
-            if (!ok || held != out.nnz()) throw std::runtime_error("the call returned a wrong result");
+            check_scatter(out, want, sr::reduce_scatter(c, in, out, std::plus<>{}, ranges), me, P);
         });
     };
     const auto small = fault_eigen_input_of(comm.rank());
@@ -1086,5 +1095,68 @@ BOOST_AUTO_TEST_CASE(a_rank_that_cannot_allocate_in_a_reduce_scatter_fails_every
         if (P == 2)
             sweep_allocations("reduce_scatter, pieces of 1 MiB", victim, {}, sweep_rule::all_or_none,
                               [&](const boost::mpi::communicator& c) { scatter(c, large, large_sum, {}); }, good);
+    }
+}
+
+// Every allocation of a histogram_sort and of a reduce_scatter_balanced
+// fails once in turn on one rank, the first or the last: the rebalance's
+// buffers and requests, the splitter search's memory (made before its first
+// agreement), its reduces, move_data's counts, receive buffer and requests,
+// the merge; the positions, supports and ranges of the balanced ranges and
+// both reduce_scatters. Every rank throws or none does, a call that
+// returns is right (the sort: sorted, every item kept, rank r's items
+// before rank r + 1's), and the next call works. Before, the rank threw
+// std::bad_alloc alone and the others waited for it (in the search's
+// allgather of ends, move_data's exchange of counts, the ranges' allreduce).
+BOOST_AUTO_TEST_CASE(a_rank_that_cannot_allocate_in_the_sort_or_a_balanced_reduce_scatter_fails_everywhere)
+{
+    auto& comm = world();
+    const int P = comm.size();
+    constexpr std::size_t items = 200;
+    std::vector<double> keys;
+    for (std::size_t i = 0; i < items; ++i)
+        keys.push_back(static_cast<double>((i * 7919 + static_cast<std::size_t>(comm.rank()) * 104729) % 1000));
+    // a sort's input per run, made beforehand: the run's allocations are the sort's alone
+    std::vector<std::vector<double>> inputs;
+    std::size_t next = 0;
+    const auto sorted_everywhere = [&](const boost::mpi::communicator& c, const std::vector<double>& v) {
+        std::array<double, 3> mine{static_cast<double>(v.size()), v.empty() ? -1.0 : v.front(),
+                                   v.empty() ? -1.0 : v.back()};
+        std::array<double, 3 * 8> all{};
+        MPI_Allgather(mine.data(), 3, MPI_DOUBLE, all.data(), 3, MPI_DOUBLE, MPI_Comm(c));
+        double count = 0, last = -1;
+        bool ok = std::is_sorted(v.begin(), v.end());
+        for (int r = 0; r < c.size(); ++r) {
+            count += all[3 * r];
+            if (all[3 * r] == 0) continue;
+            ok = ok && all[3 * r + 1] >= last;
+            last = all[3 * r + 2];
+        }
+        return ok && count == static_cast<double>(items) * c.size();
+    };
+    const auto sort_and_check = [&](const boost::mpi::communicator& c) {
+        auto& v = inputs.at(next++);
+        sr::histogram_sort(c, v);
+        if (!sorted_everywhere(c, v)) throw std::runtime_error("the sort returned a wrong result");
+    };
+    const auto good_sort = [&](const boost::mpi::communicator& c) {
+        auto v = keys;
+        sr::histogram_sort(c, v);
+        return sorted_everywhere(c, v) && good_reduce_scatter_on(c);
+    };
+    const auto in = fault_eigen_input_of(comm.rank());
+    const auto want = fault_serial_sum(P);
+    const auto me = static_cast<std::size_t>(comm.rank());
+    sr::index_value_vector<double, std::uint64_t> out;
+    const auto balanced_and_check = [&](const boost::mpi::communicator& c) {
+        check_scatter(out, want, sr::reduce_scatter_balanced(c, in, out, std::plus<>{}), me, P);
+    };
+    const auto good_balanced = [](const boost::mpi::communicator& c) { return good_reduce_scatter_on(c); };
+    for (int victim : P > 1 ? std::vector<int>{0, P - 1} : std::vector<int>{0}) {
+        inputs.assign(257, keys);
+        next = 0;
+        sweep_allocations("histogram_sort", victim, {}, sweep_rule::all_or_none, sort_and_check, good_sort);
+        sweep_allocations("reduce_scatter_balanced", victim, {}, sweep_rule::all_or_none, balanced_and_check,
+                          good_balanced);
     }
 }

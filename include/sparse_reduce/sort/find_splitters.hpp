@@ -142,20 +142,57 @@ splitter<K> next_probe(bracket<K>& b, std::uint64_t total, const Compare& comp, 
 
 namespace detail {
 
-// The global minimum and maximum by comp: every rank's ends, gathered as
-// bytes. A comparator that throws: `failure` set, the ends left unusable.
-template <class K, class Compare>
-std::pair<K, K> global_ends(MPI_Comm pc, int me, std::span<const K> sorted, const Compare& comp, std::string& failure)
+// A rank's first and last item, if it has any.
+template <class K>
+struct key_ends {
+    K lo{}, hi{};
+    int has = 0;
+};
+
+// What a search needs beyond the result, made with it before the first
+// agreement (make_search_memory), so that a rank that cannot allocate it
+// fails on every rank and nothing allocates between collectives: rank 0's
+// brackets, the probes, a round's counts, the final counts, every rank's ends.
+template <class K>
+struct search_memory {
+    std::vector<bracket<K>> br;
+    std::vector<splitter<K>> probes;
+    std::vector<std::uint64_t> counts, final_counts;
+    std::vector<key_ends<K>> all;
+};
+
+// The result's arrays and the search's memory for `bins` bins over `ranks`
+// ranks (none for an invalid count: the agreement refuses it); a rank that
+// cannot allocate them: `failure` set.
+template <class K>
+void make_search_memory(splitters_result<K>& res, search_memory<K>& mem, int bins, int ranks, int me,
+                        std::string& failure)
 {
-    struct ends {
-        K lo{}, hi{};
-        int has = 0;
-    };
-    int ranks = 1;
-    MPI_Comm_size(pc, &ranks);
+    if (!failure.empty() || bins < 1) return;
+    const auto nsplit = static_cast<std::size_t>(bins - 1);
+    try {
+        res.splitters.assign(nsplit, splitter<K>{});
+        res.bin_counts.assign(static_cast<std::size_t>(bins), 0);
+        mem.br.resize(nsplit);
+        mem.probes.resize(nsplit);
+        mem.counts.resize(nsplit + 1);
+        mem.final_counts.resize(nsplit);
+        mem.all.resize(static_cast<std::size_t>(ranks));
+    } catch (...) {
+        failure = text_or_out_of_memory([&] { return rank_failure_text(me); });
+    }
+}
+
+// The global minimum and maximum by comp: every rank's ends, gathered as
+// bytes into `all` (one per rank). A comparator that throws: `failure` set,
+// the ends left unusable.
+template <class K, class Compare>
+std::pair<K, K> global_ends(MPI_Comm pc, int me, std::span<const K> sorted, const Compare& comp, std::string& failure,
+                            std::vector<key_ends<K>>& all)
+{
+    using ends = key_ends<K>;
     ends e;
     if (!sorted.empty()) e = {sorted.front(), sorted.back(), 1};
-    std::vector<ends> all(static_cast<std::size_t>(ranks));
     MPI_Allgather(&e, sizeof(ends), MPI_BYTE, all.data(), sizeof(ends), MPI_BYTE, pc);
     K gmin{}, gmax{};
     bool first = true;
@@ -259,18 +296,20 @@ void initial_brackets(std::vector<bracket<K>>& br, std::vector<splitter<K>>& pro
 // The histogramming rounds. Rank 0 decides go (1: another round, 0: done,
 // -1: some rank failed) and broadcasts it with the probes; every rank counts
 // below them; the counts carry one more word, 1 from a rank that failed, so
-// rank 0 stops the search and all ranks agree on the failure. Ends with
+// rank 0 stops the search and all ranks agree on the failure (a reduce that
+// fails throws on rank 0 too, which then stops the search). Ends with
 // every rank holding the final probes; returns the rounds run.
 template <class K, class Compare, class Interp, class Close>
-int search_splitters(const boost::mpi::communicator& comm, MPI_Comm pc, std::vector<bracket<K>>& br,
-                     std::vector<splitter<K>>& probes, std::span<const K> sorted, std::uint64_t base,
-                     std::uint64_t total, const Compare& comp, const Interp& interp, const Close& close,
-                     const splitter_options& options, std::string& failure)
+int search_splitters(const boost::mpi::communicator& comm, MPI_Comm pc, search_memory<K>& mem,
+                     std::span<const K> sorted, std::uint64_t base, std::uint64_t total, const Compare& comp,
+                     const Interp& interp, const Close& close, const splitter_options& options, std::string& failure)
 {
     const int me = comm.rank();
+    auto &br = mem.br, &probes = mem.probes;
+    auto& counts = mem.counts;
     const std::size_t nsplit = probes.size();
-    auto plan = make_plan(comm, 0, nsplit + 1, policy::binomial{});
-    std::vector<std::uint64_t> counts(nsplit + 1), summed;
+    auto plan = make_plan(comm, 0, nsplit + 1, policy::binomial{}); // collective: fails on every rank alike
+    std::vector<std::uint64_t> summed;
     int go = 1, iterations = 0;
     bool heard = false;
     for (int it = 0;; ++it) {
@@ -290,8 +329,12 @@ int search_splitters(const boost::mpi::communicator& comm, MPI_Comm pc, std::vec
                 failure = rank_failure_text(me);
             }
         counts[nsplit] = failure.empty() ? 0 : 1;
-        plan.reduce(counts, summed, std::plus<>{});
-        if (me != 0) continue;
+        try {
+            plan.reduce(counts, summed, std::plus<>{});
+        } catch (...) {
+            if (failure.empty()) failure = text_or_out_of_memory([&] { return rank_failure_text(me); });
+        }
+        if (me != 0 || !failure.empty()) continue;
         heard = summed[nsplit] != 0;
         if (!heard && failure.empty()) try {
                 update_brackets(br, probes, std::span<const std::uint64_t>(summed).first(nsplit), total, comp, interp, close);
@@ -305,11 +348,11 @@ int search_splitters(const boost::mpi::communicator& comm, MPI_Comm pc, std::vec
 // Rank 0's final counts, rounds and convergence, broadcast to all, and the
 // bin counts from them. res.splitters and res.total are set already.
 template <class K, class Close>
-void finish_result(splitters_result<K>& res, const std::vector<bracket<K>>& br, int bins, int me, MPI_Comm pc,
-                   const Close& close)
+void finish_result(splitters_result<K>& res, search_memory<K>& mem, int me, MPI_Comm pc, const Close& close)
 {
+    const auto& br = mem.br;
     const std::size_t nsplit = br.size();
-    std::vector<std::uint64_t> final_counts(nsplit);
+    auto& final_counts = mem.final_counts;
     int conv = 1;
     if (me == 0)
         for (std::size_t i = 0; i < nsplit; ++i) {
@@ -320,8 +363,7 @@ void finish_result(splitters_result<K>& res, const std::vector<bracket<K>>& br, 
     MPI_Bcast(&res.iterations, 1, MPI_INT, 0, pc);
     MPI_Bcast(&conv, 1, MPI_INT, 0, pc);
     res.converged = conv != 0;
-    res.bin_counts.resize(static_cast<std::size_t>(bins));
-    std::uint64_t prev = 0;
+    std::uint64_t prev = 0; // res.bin_counts: made with the search's memory
     for (std::size_t i = 0; i < nsplit; ++i) {
         res.bin_counts[i] = final_counts[i] - std::min(prev, final_counts[i]);
         prev = std::max(prev, final_counts[i]);
@@ -338,33 +380,31 @@ splitters_result<K> find_splitters_after(const boost::mpi::communicator& comm, s
 {
     const MPI_Comm pc = private_comm(MPI_Comm(comm));
     const int me = comm.rank(), ranks = comm.size();
+    splitters_result<K> res;
+    search_memory<K> mem;
+    make_search_memory(res, mem, bins, ranks, me, failure);
     agree_on_arguments(pc, me, ranks, sorted, bins, tolerance, comp, options, failure);
     const std::uint64_t n = sorted.size();
     std::uint64_t base = 0, total = 0;
     MPI_Exscan(&n, &base, 1, MPI_UINT64_T, MPI_SUM, pc);
     if (me == 0) base = 0;
     MPI_Allreduce(&n, &total, 1, MPI_UINT64_T, MPI_SUM, pc);
-    splitters_result<K> res;
     res.total = total;
     const auto nsplit = static_cast<std::size_t>(bins - 1);
-    res.splitters.assign(nsplit, splitter<K>{});
     if (nsplit == 0 || total == 0) {
-        res.bin_counts.assign(static_cast<std::size_t>(bins), 0);
         res.bin_counts[0] = total; // no items, or one bin: nothing to search
         return res;
     }
-    const auto [gmin, gmax] = global_ends(pc, me, sorted, comp, failure);
+    const auto [gmin, gmax] = global_ends(pc, me, sorted, comp, failure, mem.all);
     const double average = static_cast<double>(total) / bins;
     const auto slack = static_cast<std::uint64_t>(std::floor(tolerance * average / 2));
     auto close = [slack](std::uint64_t c, std::uint64_t t) { return (c > t ? c - t : t - c) <= slack; };
-    std::vector<bracket<K>> br(nsplit);
-    std::vector<splitter<K>> probes(nsplit);
-    initial_brackets(br, probes, gmin, gmax, total, bins, me, comp, interp, close, failure);
-    res.iterations = search_splitters(comm, pc, br, probes, sorted, base, total, comp, interp, close, options, failure);
+    initial_brackets(mem.br, mem.probes, gmin, gmax, total, bins, me, comp, interp, close, failure);
+    res.iterations = search_splitters(comm, pc, mem, sorted, base, total, comp, interp, close, options, failure);
     // a failure the search ended before hearing of (in the ends, or the last round)
     throw_if_any_failed(pc, failure, "find_splitters failed on");
-    res.splitters = probes;
-    finish_result(res, br, bins, me, pc, close);
+    std::copy(mem.probes.begin(), mem.probes.end(), res.splitters.begin());
+    finish_result(res, mem, me, pc, close);
     return res;
 }
 

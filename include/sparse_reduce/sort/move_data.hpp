@@ -15,9 +15,10 @@
 // raw bytes straight from and into the vectors; a rank's own share is copied.
 //
 // A comparator that throws (any type) on some rank, in the sortedness check
-// or the cut, or a receive buffer it cannot allocate, is flagged in the
-// agreement after the counts: every rank throws sparse_reduce::error with
-// the lowest failing rank's text, and no item has moved.
+// or the cut, or counts it cannot allocate, is flagged in the agreement
+// before the counts, a receive buffer or requests it cannot allocate in the
+// one after them: every rank throws sparse_reduce::error with the lowest
+// failing rank's text, and no item has moved.
 
 #include <algorithm>
 #include <cstddef>
@@ -74,11 +75,14 @@ move_result move_data(const boost::mpi::communicator& comm, std::vector<K>& data
     // comparator runs here, before the agreement).
     const std::size_t bins = splitters.size() + 1;
     const std::span<const K> view(data);
-    std::vector<std::uint64_t> cut(P + 1, 0), send(P), recv(P);
-    cut[P] = n;
+    std::vector<std::uint64_t> cut, send, recv;
     bool local_sorted = true;
     std::string failure;
     try {
+        cut.assign(P + 1, 0);
+        send.assign(P, 0);
+        recv.assign(P, 0);
+        cut[P] = n;
         local_sorted = std::is_sorted(data.begin(), data.end(), comp);
         for (std::size_t d = 1; d < P && local_sorted; ++d) {
             const std::size_t b = detail::first_bin(static_cast<int>(d), ranks, bins);
@@ -86,22 +90,8 @@ move_result move_data(const boost::mpi::communicator& comm, std::vector<K>& data
             cut[d] = std::clamp(c, cut[d - 1], n); // splitters out of order cannot cut backwards
         }
     } catch (...) {
-        failure = detail::rank_failure_text(me);
+        failure = detail::text_or_out_of_memory([&] { return detail::rank_failure_text(me); });
     }
-    const bool cut_whole = local_sorted && failure.empty(); // else nothing will move: ask for no buffers
-    for (std::size_t d = 0; d < P; ++d) send[d] = cut_whole ? cut[d + 1] - cut[d] : 0;
-    MPI_Alltoall(send.data(), 1, MPI_UINT64_T, recv.data(), 1, MPI_UINT64_T, pc);
-    // The receive buffer before the agreement, so that a rank that cannot
-    // allocate it is heard of before any item moves.
-    move_result res;
-    std::vector<K> out;
-    if (failure.empty()) try {
-            res.runs.assign(P + 1, 0);
-            for (std::size_t s = 0; s < P; ++s) res.runs[s + 1] = res.runs[s] + static_cast<std::size_t>(recv[s]);
-            out.resize(res.runs[P]);
-        } catch (...) {
-            failure = detail::rank_failure_text(me);
-        }
     const auto ns = static_cast<long long>(splitters.size());
     const long long mine[4] = {ns, -ns, local_sorted ? 0 : ranks - me, failure.empty() ? 0 : 1};
     long long agreed[4];
@@ -109,8 +99,26 @@ move_result move_data(const boost::mpi::communicator& comm, std::vector<K>& data
     if (agreed[3]) detail::throw_if_any_failed(pc, failure, "move_data failed on");
     if (agreed[0] != -agreed[1]) detail::fail("move_data: ranks disagree on the number of splitters");
     if (agreed[2]) detail::fail("move_data: data not sorted on rank " + std::to_string(ranks - agreed[2]));
-
+    for (std::size_t d = 0; d < P; ++d) send[d] = cut[d + 1] - cut[d];
+    MPI_Alltoall(send.data(), 1, MPI_UINT64_T, recv.data(), 1, MPI_UINT64_T, pc);
+    // The receive buffer and the requests before the second agreement, so
+    // that a rank that cannot allocate them is heard of before any item moves.
+    move_result res;
+    std::vector<K> out;
     std::vector<MPI_Request> reqs;
+    try {
+        res.runs.assign(P + 1, 0);
+        std::size_t pieces = 0;
+        for (std::size_t s = 0; s < P; ++s) {
+            res.runs[s + 1] = res.runs[s] + static_cast<std::size_t>(recv[s]);
+            pieces += detail::pieces_of(recv[s] * sizeof(K)) + detail::pieces_of(send[s] * sizeof(K));
+        }
+        out.resize(res.runs[P]);
+        reqs.reserve(pieces);
+    } catch (...) {
+        failure = detail::text_or_out_of_memory([&] { return detail::rank_failure_text(me); });
+    }
+    detail::throw_if_any_failed(pc, failure, "move_data failed on");
     for (std::size_t s = 0; s < P; ++s)
         if (recv[s] && static_cast<int>(s) != me)
             detail::irecv_bytes(out.data() + res.runs[s], recv[s] * sizeof(K), static_cast<int>(s), detail::move_data_tag,

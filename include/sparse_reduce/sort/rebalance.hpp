@@ -55,12 +55,14 @@ inline std::uint64_t balanced_prefix(std::uint64_t total, int ranks, int r)
 }
 
 // One rank's side of the exchange: the items crossing its two boundaries
-// and the buffers for them, allocated (allocate) before anything moves.
+// and the buffers and requests for them, allocated (allocate) before
+// anything moves.
 template <class K>
 struct rebalance_exchange {
     std::size_t n = 0, from_back = 0, to_back = 0, to_fwd = 0, from_fwd = 0;
     uninit_vector<K> in_back, in_fwd, buf;
     std::vector<K> out;
+    std::vector<MPI_Request> back_recv, fwd_recv, sends;
 
     // When items pass through this rank: buf = [from r-1][mine][from r+1],
     // and the send that exceeds what this rank holds waits for its receive.
@@ -77,13 +79,15 @@ struct rebalance_exchange {
             in_fwd.resize(from_fwd);
             if (from_back || from_fwd) out.reserve(kept());
         }
+        back_recv.reserve(pieces_of(from_back * sizeof(K)));
+        fwd_recv.reserve(pieces_of(from_fwd * sizeof(K)));
+        sends.reserve(pieces_of(to_back * sizeof(K)) + pieces_of(to_fwd * sizeof(K)));
     }
 
     // The usual case: sends come straight from data, receives land in
     // buffers without zero-fill, and the result is built in one pass.
     void run_direct(MPI_Comm pc, int me, std::vector<K>& data)
     {
-        std::vector<MPI_Request> back_recv, fwd_recv, sends;
         if (from_back) irecv_bytes(in_back.data(), from_back * sizeof(K), me - 1, rebalance_tag, pc, back_recv);
         if (from_fwd) irecv_bytes(in_fwd.data(), from_fwd * sizeof(K), me + 1, rebalance_tag, pc, fwd_recv);
         if (to_back) isend_bytes(data.data(), to_back * sizeof(K), me - 1, rebalance_tag, pc, sends);
@@ -106,7 +110,6 @@ struct rebalance_exchange {
 
     void run_through(MPI_Comm pc, int me, std::vector<K>& data)
     {
-        std::vector<MPI_Request> back_recv, fwd_recv, sends;
         std::copy(data.begin(), data.end(), buf.begin() + static_cast<std::ptrdiff_t>(from_back));
         if (from_back) irecv_bytes(buf.data(), from_back * sizeof(K), me - 1, rebalance_tag, pc, back_recv);
         if (from_fwd) irecv_bytes(buf.data() + from_back + n, from_fwd * sizeof(K), me + 1, rebalance_tag, pc, fwd_recv);

@@ -45,13 +45,24 @@
 namespace sparse_reduce {
 namespace detail {
 
-// P + 1 index boundaries from splitters over positions: boundary d is one
-// past the largest position any rank holds left of splitter d - 1 (0 if none),
-// kept non-decreasing. Exact for distinct positions; for repeated ones an
-// index split between two bins goes wholly to the lower rank.
-inline std::vector<std::size_t> ranges_from_splitters(MPI_Comm pc, std::span<const std::uint64_t> sorted,
-                                                      const std::vector<splitter<std::uint64_t>>& sp,
-                                                      std::size_t dimension)
+// What the balanced ranges need beyond the reduce_scatters' own, made
+// before the call's first agreement (a rank that cannot allocate it fails
+// on every rank; nothing allocates between the collectives after it): the
+// input's positions, its support, the boundaries' scratch, both ranges.
+struct balanced_memory {
+    std::vector<std::uint64_t> pos, past, all;
+    index_value_vector<std::uint8_t, std::uint64_t> support;
+    std::vector<std::size_t> coarse, ranges;
+};
+
+// P + 1 index boundaries (into r, P + 1 long) from splitters over positions:
+// boundary d is one past the largest position any rank holds left of
+// splitter d - 1 (0 if none), kept non-decreasing. Exact for distinct
+// positions; for repeated ones an index split between two bins goes wholly
+// to the lower rank. past and all: room for a word per splitter.
+inline void ranges_from_splitters(MPI_Comm pc, std::span<const std::uint64_t> sorted,
+                                  const std::vector<splitter<std::uint64_t>>& sp, std::size_t dimension,
+                                  balanced_memory& m, std::vector<std::size_t>& r)
 {
     int me = 0, ranks = 1;
     MPI_Comm_rank(pc, &me);
@@ -60,18 +71,19 @@ inline std::vector<std::size_t> ranges_from_splitters(MPI_Comm pc, std::span<con
     std::uint64_t base = 0;
     MPI_Exscan(&n, &base, 1, MPI_UINT64_T, MPI_SUM, pc);
     if (me == 0) base = 0;
-    std::vector<std::uint64_t> past(sp.size()), all(sp.size());
+    auto &past = m.past, &all = m.all;
+    past.assign(sp.size(), 0);
+    all.assign(sp.size(), 0);
     for (std::size_t d = 0; d < sp.size(); ++d) {
         const std::uint64_t below = count_below(sorted, base, sp[d], std::less<>{});
         past[d] = below ? sorted[below - 1] + 1 : 0;
     }
     if (!sp.empty())
         MPI_Allreduce(past.data(), all.data(), static_cast<int>(sp.size()), MPI_UINT64_T, MPI_MAX, pc);
-    std::vector<std::size_t> r(static_cast<std::size_t>(ranks) + 1, 0);
+    r.assign(static_cast<std::size_t>(ranks) + 1, 0);
     for (std::size_t d = 1; d < static_cast<std::size_t>(ranks); ++d)
         r[d] = std::clamp<std::size_t>(static_cast<std::size_t>(all[d - 1]), r[d - 1], dimension);
     r.back() = dimension;
-    return r;
 }
 
 template <representation In, index_value_representation Out, class Op>
@@ -86,8 +98,11 @@ std::vector<std::size_t> reduce_scatter_balanced_checked(const boost::mpi::commu
     const std::size_t dim = dimension(in);
     const T id = identity<T>(op);
 
-    // Positions of this rank's entries, read (and checked) once; then agree.
-    std::vector<std::uint64_t> pos;
+    // Positions of this rank's entries, read (and checked) once, and the
+    // memory of the steps below; then agree.
+    const auto P = static_cast<std::size_t>(comm.size());
+    balanced_memory m;
+    auto& pos = m.pos;
     std::string failure;
     if (!(tolerance >= 0 && tolerance < 1)) failure = "reduce_scatter_balanced: tolerance must be in [0, 1)";
     if (failure.empty()) {
@@ -95,28 +110,29 @@ std::vector<std::size_t> reduce_scatter_balanced_checked(const boost::mpi::commu
             pos.reserve(std::min(stored_entries(in), dim));
             for (auto r = detail::make_reader(in, id); !r.done(); r.next())
                 if (!detail::same_value(r.value(), id)) pos.push_back(r.index());
+            m.support = index_value_vector<std::uint8_t, std::uint64_t>(dim);
+            m.support.resize_nnz(pos.size());
+            std::copy(pos.begin(), pos.end(), m.support.index_data());
+            std::fill_n(m.support.value_data(), pos.size(), std::uint8_t{1});
+            for (auto* v : {&m.past, &m.all}) v->reserve(P);
+            for (auto* v : {&m.coarse, &m.ranges}) v->reserve(P + 1);
         } catch (...) {
-            failure = detail::current_exception_text();
+            failure = detail::text_or_out_of_memory([] { return detail::current_exception_text(); });
         }
     }
     detail::agree_or_throw(pc, dim, 0, failure, "reduce_scatter_balanced");
-    const int P = comm.size();
 
     // 1. ranges balancing the input entries of step 2
-    const auto first = find_splitters(comm, std::span<const std::uint64_t>(pos), P, 0.1);
-    const auto coarse = detail::ranges_from_splitters(pc, pos, first.splitters, dim);
+    const auto first = find_splitters(comm, std::span<const std::uint64_t>(pos), static_cast<int>(P), 0.1);
+    detail::ranges_from_splitters(pc, pos, first.splitters, dim, m, m.coarse);
     // 2. the union of the supports, each position once, by those ranges
-    index_value_vector<std::uint8_t, std::uint64_t> support(dim), merged;
-    support.resize_nnz(pos.size());
-    std::copy(pos.begin(), pos.end(), support.index_data());
-    std::fill_n(support.value_data(), pos.size(), std::uint8_t{1});
-    reduce_scatter(comm, support, merged, std::bit_or<>{}, coarse);
-    std::vector<std::uint64_t> distinct(merged.indices().begin(), merged.indices().end());
+    index_value_vector<std::uint8_t, std::uint64_t> merged;
+    reduce_scatter(comm, m.support, merged, std::bit_or<>{}, m.coarse);
     // 3. splitters over the distinct positions, as index boundaries
-    const auto fine = find_splitters(comm, std::span<const std::uint64_t>(distinct), P, tolerance);
-    const auto ranges = detail::ranges_from_splitters(pc, distinct, fine.splitters, dim);
+    const auto fine = find_splitters(comm, merged.indices(), static_cast<int>(P), tolerance);
+    detail::ranges_from_splitters(pc, merged.indices(), fine.splitters, dim, m, m.ranges);
     // 4. the values
-    return reduce_scatter(comm, in, out, op, ranges);
+    return reduce_scatter(comm, in, out, op, m.ranges);
 }
 
 } // namespace detail
