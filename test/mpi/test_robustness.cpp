@@ -12,7 +12,7 @@
 //   row 8   histogram_sort with std::greater<> is balanced
 //   row 10  an intercommunicator is refused by allreduce, reduce_scatter and the sort
 //   row 11  error texts carry the "sparse_reduce: " prefix once
-//   row 12  roots or policies differing between ranks fail on every rank under automatic
+//   row 12  roots, policies or tunings differing between ranks fail on every rank under automatic
 // and plans that work on after their communicator is freed; allocation
 // failures inside the failure protocol: a root that cannot stage its output
 // (reduce), an allreduce whose rank 0 cannot allocate, a rank that cannot
@@ -441,7 +441,7 @@ BOOST_AUTO_TEST_CASE(reduce_op_throwing_anything_fails_then_the_next_reduce_work
 // Row 12: a root or a policy that differs between ranks is erroneous (as in
 // MPI); where automatic exchanges its statistics anyway, it is caught there:
 // every rank throws, and the next reduce works.
-BOOST_AUTO_TEST_CASE(reduce_with_roots_or_policies_differing_between_ranks_fails_under_automatic)
+BOOST_AUTO_TEST_CASE(reduce_with_roots_policies_or_tunings_differing_between_ranks_fails_under_automatic)
 {
     auto& comm = world();
     const int P = comm.size(), me = comm.rank();
@@ -460,7 +460,37 @@ BOOST_AUTO_TEST_CASE(reduce_with_roots_or_policies_differing_between_ranks_fails
                              .needles = {"different policies"}},
                             [&] { sr::reduce(comm, in, out, std::plus<>{}, 0, chosen_k); },
                             [] { return good_reduce(sr::policy::k_ary{}, 0); }));
+    // automatic chooses from its tuning: ranks that read different ones (a
+    // per-node file that differs, or policy.tuned) could choose different
+    // paths, or whether to measure, and wait for each other. The tuning's
+    // model and thresholds join the plan's agreement and a one-shot call's,
+    // so every rank throws; its source's name does not (per-node copies of
+    // one file agree).
+    sr::tuning mine; // the last rank's: no small-vector rule, another machine
+    if (me == P - 1) {
+        mine.limits.small_bytes = 0;
+        mine.limits.sparse_bytes = 0;
+        mine.machine.alpha *= 10;
+    }
+    mine.source = "rank " + std::to_string(me) + "'s tuning";
+    const sr::policy::automatic tuned{.tuned = mine};
+    BOOST_TEST(inject_fault({.context = "one-shot, tunings differ", .who = everyone_throws(),
+                             .needles = {"different tunings"}},
+                            [&] { sr::reduce(comm, in, out, std::plus<>{}, 0, tuned); },
+                            [] { return good_reduce(sr::policy::automatic{}, 0); }));
+    BOOST_TEST(inject_fault({.context = "a plan, tunings differ", .who = everyone_throws(),
+                             .needles = {"different tunings"}},
+                            [&] {
+                                auto plan = sr::make_plan(comm, 0, in.size(), tuned);
+                                plan.reduce(in, out, std::plus<>{});
+                            },
+                            [] { return good_reduce(sr::policy::automatic{}, 0); }));
+    sr::tuning same; // only the source differs: a per-node copy of one file
+    same.source = "node " + std::to_string(me) + "'s copy";
+    sr::reduce(comm, in, out, std::plus<>{}, 0, sr::policy::automatic{.tuned = same});
+    BOOST_TEST((me != 0 || out == fault_serial_sum(P)), "tunings that differ only in their source name: a wrong result");
 }
+
 
 // A plan keeps its share of the library's duplicate of the communicator: it
 // still reduces, and an allreduce plan still allreduces, after the user frees
@@ -757,8 +787,10 @@ void twice_checked(const boost::mpi::communicator& c, const std::vector<double>&
 // schedule, which allocates nothing new. Each ends as the contract says,
 // with a right result where no rank threw, and the next call works. The
 // ranks: the last, a leaf of every tree rooted at 0, which sends whole
-// messages or windows; and the root, on the windowed path, sparse and dense
-// (the whole-message path's receivers: the next case). Before, the memo, the policy's copy, the
+// messages or windows; the root, on the windowed path, sparse and dense
+// (the whole-message path's receivers: the next case); and from four ranks
+// rank 2, inner in the binomial tree (it receives from 3 and forwards to
+// 0). Before, the memo, the policy's copy, the
 // schedule and the nodes' setup threw std::bad_alloc on that rank alone,
 // and the others waited for it.
 BOOST_AUTO_TEST_CASE(a_rank_that_cannot_allocate_anywhere_in_a_reduce_fails_by_the_contract_then_the_next_call_works)
@@ -773,7 +805,10 @@ BOOST_AUTO_TEST_CASE(a_rank_that_cannot_allocate_anywhere_in_a_reduce_fails_by_t
     const sr::policy::binomial windows{.wire = sr::wire::index_value}; // no whole messages
     const auto dense_in = fault_input_of(comm.rank());
     std::vector<double> dense_out;
-    for (int victim : P > 1 ? std::vector<int>{P - 1, 0} : std::vector<int>{0}) {
+    std::vector<int> victims{0};
+    if (P > 1) victims.insert(victims.begin(), P - 1);
+    if (P >= 4) victims.push_back(2);
+    for (int victim : victims) {
         const bool leaf = victim == P - 1;
         if (leaf) {
             sweep_allocations("a one-shot reduce, automatic", victim, {}, sweep_rule::by_contract,
@@ -935,11 +970,12 @@ BOOST_AUTO_TEST_CASE(a_rank_that_cannot_allocate_in_a_recursive_doubling_allredu
 }
 
 // Every allocation of a split_allgather or grouped allreduce fails once in
-// turn on one rank, the first or the last, as a one-shot call and on a
+// turn on one rank, the first or the last (from four ranks, each case on
+// one of them), as a one-shot call and on a
 // plan: the groups (chosen by the model at the first call, or fixed with
 // the plan), the counts, the accumulator, the messages it encodes and
 // receives (raw segments too, under the dense wire), the pieces it gathers,
-// its report. Every rank throws or none does, a call that returns is right,
+// its report (on a plan up to four ranks). Every rank throws or none does, a call that returns is right,
 // and the next call works. The plan makes the exchanges' bookkeeping and a
 // drain for their largest message; a rank that cannot grow its receive
 // buffer takes a message into the drain and fails. Segments of 512 bytes:
@@ -971,7 +1007,10 @@ BOOST_AUTO_TEST_CASE(a_rank_that_cannot_allocate_in_a_split_allgather_or_grouped
     std::vector<double> out(fault_dim); // the right size: the check allocates nothing
     const auto good = [](const boost::mpi::communicator& c) { return good_allreduce_on(c); };
     for (int victim : P > 1 ? std::vector<int>{0, P - 1} : std::vector<int>{0})
-        for (const auto& c : cases)
+        for (std::size_t k = 0; k < cases.size(); ++k) {
+            const auto& c = cases[k];
+            if (P > 4 && c.on_a_plan) continue; // the plans' own allocations: swept up to four ranks
+            if (P >= 4 && victim != (k % 2 ? P - 1 : 0)) continue; // from four ranks each case on one of the two
             sweep_allocations(c.name, victim, {}, sweep_rule::all_or_none,
                               [&](const boost::mpi::communicator& fresh) {
                                   std::visit(
@@ -990,6 +1029,7 @@ BOOST_AUTO_TEST_CASE(a_rank_that_cannot_allocate_in_a_split_allgather_or_grouped
                                       c.policy);
                               },
                               good);
+        }
 }
 
 // Every allocation of a reduce_broadcast allreduce fails once in turn on
@@ -1103,7 +1143,7 @@ BOOST_AUTO_TEST_CASE(a_rank_that_cannot_allocate_in_a_reduce_scatter_fails_every
 // buffers and requests, the splitter search's memory (made before its first
 // agreement), its reduces, move_data's counts, receive buffer and requests,
 // the merge; the positions, supports and ranges of the balanced ranges and
-// both reduce_scatters. Every rank throws or none does, a call that
+// both reduce_scatters (above four ranks on rank 0 only). Every rank throws or none does, a call that
 // returns is right (the sort: sorted, every item kept, rank r's items
 // before rank r + 1's), and the next call works. Before, the rank threw
 // std::bad_alloc alone and the others waited for it (in the search's
@@ -1152,7 +1192,8 @@ BOOST_AUTO_TEST_CASE(a_rank_that_cannot_allocate_in_the_sort_or_a_balanced_reduc
         check_scatter(out, want, sr::reduce_scatter_balanced(c, in, out, std::plus<>{}), me, P);
     };
     const auto good_balanced = [](const boost::mpi::communicator& c) { return good_reduce_scatter_on(c); };
-    for (int victim : P > 1 ? std::vector<int>{0, P - 1} : std::vector<int>{0}) {
+    // above four ranks rank 0 alone, the search's root (the others are alike)
+    for (int victim : P > 1 && P <= 4 ? std::vector<int>{0, P - 1} : std::vector<int>{0}) {
         inputs.assign(257, keys);
         next = 0;
         sweep_allocations("histogram_sort", victim, {}, sweep_rule::all_or_none, sort_and_check, good_sort);

@@ -380,6 +380,10 @@ private:
     // (the caller agrees on it with the other ranks before anyone throws).
     std::string tuning_read_error() const;
 
+    // automatic's tuning as agreement_sums compares it (0 for other policies,
+    // or where it cannot be read: tuning_read_error says so), kept per tuning.
+    double tuning_print() const noexcept;
+
     report_text describe_once(const schedule& s, bool whole);
 
     // This rank's statistics, counted on demand: a plain function, so that

@@ -70,14 +70,19 @@ SPARSE_REDUCE_INLINE void reduce_core::agree(const std::string& failure, bool di
     const bool tuned = failure.empty() && measures;
     const std::string tuning_error =
         tuned ? detail::text_or_out_of_memory([&] { return tuning_read_error(); }) : std::string();
-    const unsigned long long mine[4] = {tuning_error.empty() ? 0ull : 1ull, dimension_, ~dimension_,
-                                        failure.empty() ? 0ull : static_cast<unsigned long long>(rank_) + 1};
-    unsigned long long all[4];
-    MPI_Allreduce(mine, all, 4, MPI_UNSIGNED_LONG_LONG, MPI_MAX, private_);
+    // automatic's tuning, agreed with the plan: whether a call measures at
+    // all may depend on it, so a later call could not agree on it
+    const auto print = static_cast<unsigned long long>(tuned && tuning_error.empty() ? tuning_print() : 0);
+    const unsigned long long mine[6] = {tuning_error.empty() ? 0ull : 1ull, dimension_, ~dimension_,
+                                        failure.empty() ? 0ull : static_cast<unsigned long long>(rank_) + 1,
+                                        print, ~print};
+    unsigned long long all[6];
+    MPI_Allreduce(mine, all, 6, MPI_UNSIGNED_LONG_LONG, MPI_MAX, private_);
     if (all[3])
         detail::fail("making the plan failed on rank " + std::to_string(all[3] - 1) +
                      (failure.empty() ? std::string() : ": " + failure));
     if (all[0]) detail::fail(tuning_error.empty() ? "the tuning could not be read on another rank" : tuning_error);
+    if (all[4] != ~all[5]) detail::fail(detail::different_tunings_text);
     if (all[1] != ~all[2]) detail::fail(detail::dimension_mismatch_text(private_, dimension_, root_));
 }
 
@@ -149,6 +154,22 @@ SPARSE_REDUCE_INLINE report_text reduce_core::tuning_name()
     return report_text(memo_->tuning);
 }
 
+SPARSE_REDUCE_INLINE double reduce_core::tuning_print() const noexcept
+{
+    const auto* a = policy_->automatic();
+    if (!a) return 0;
+    try {
+        const tuning& t = a->tuned ? *a->tuned : current_tuning(a->tuning_file);
+        if (memo_->fingerprinted != &t) {
+            memo_->tuning_print = detail::tuning_fingerprint(t);
+            memo_->fingerprinted = &t;
+        }
+        return memo_->tuning_print;
+    } catch (...) {
+        return 0;
+    }
+}
+
 SPARSE_REDUCE_INLINE std::string reduce_core::tuning_read_error() const
 {
     try {
@@ -215,7 +236,8 @@ SPARSE_REDUCE_INLINE const schedule& reduce_core::resolve(bool commutative, std:
         // A one-shot call also agrees here on whether every rank could
         // read the tuning (a plan did that once, when it was made).
         std::string tuning_error;
-        detail::stats_message mine{local, detail::agreement_of(root_, policy().fingerprint(), dimension_)}, sum;
+        detail::stats_message mine{local, detail::agreement_of(root_, policy().fingerprint(), dimension_, tuning_print())},
+            sum;
         // The root's output kind, not each rank's: only the root writes
         // one, and a non-root may pass another kind (a dummy).
         mine.agreement.root_dense_output = rank_ == root_ && dense_output ? 1 : 0;

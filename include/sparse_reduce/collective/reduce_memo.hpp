@@ -67,6 +67,8 @@ struct selection_memo {
     std::shared_ptr<const std::string> description;
     std::shared_ptr<const std::string> reason;
     std::shared_ptr<const std::string> tuning; // automatic's tuning, named once
+    const sparse_reduce::tuning* fingerprinted = nullptr; // the tuning whose fingerprint is kept (agreement_sums)
+    double tuning_print = 0;
     const void* identity_tested = nullptr;     // the operation type whose identity law was tested
 };
 

@@ -105,6 +105,7 @@ inline constexpr int dimension_limbs = 4;
 struct agreement_sums {
     double root = 0, root_squared = 0;
     double policy = 0, policy_squared = 0;
+    double tuning = 0, tuning_squared = 0; // automatic's tuning (tuning_fingerprint); 0 for others
     double tuning_failures = 0;
     double setup_failures = 0, setup_failed_ranks = 0;
     double root_dense_output = 0; // 1 from the root when its output is dense: what the choice prices
@@ -256,9 +257,31 @@ double policy_fingerprint(const P& p)
     }
     return static_cast<double>(h.hash & ((std::uint64_t{1} << fingerprint_bits) - 1));
 }
-inline agreement_sums agreement_of(int root, double fingerprint, std::size_t dimension)
+// A tuning's model and thresholds (not its source: per-node copies of one
+// file agree) as a number below 2^fingerprint_bits for agreement_sums:
+// automatic chooses from them, so ranks that read different ones could
+// choose different paths and wait for each other.
+inline double tuning_fingerprint(const tuning& t)
 {
-    agreement_sums a{static_cast<double>(root), static_cast<double>(root) * root, fingerprint, fingerprint * fingerprint};
+    fnv1a h;
+    const cost_model& m = t.machine;
+    for (double x : {m.alpha, m.beta, m.gamma, m.gamma_dense, m.value_bytes, m.index_bytes, m.header_bytes,
+                     m.burst_bytes, t.limits.small_bytes, t.limits.sparse_bytes, t.limits.sparsity})
+        h.mix_value(x);
+    h.mix_value(static_cast<int>(m.merge));
+    h.mix_value(t.limits.ranks_uniform);
+    h.mix_value(t.limits.ranks_zipf);
+    return static_cast<double>(h.hash & ((std::uint64_t{1} << fingerprint_bits) - 1));
+}
+
+inline constexpr const char* different_tunings_text =
+    "the ranks read different tunings for policy::automatic (its choice must be the same on every rank: "
+    "give every rank the same tuning file, or the same policy.tuned)";
+
+inline agreement_sums agreement_of(int root, double fingerprint, std::size_t dimension, double tuning = 0)
+{
+    agreement_sums a{static_cast<double>(root), static_cast<double>(root) * root, fingerprint, fingerprint * fingerprint,
+                     tuning, tuning * tuning};
     for (int l = 0; l < dimension_limbs; ++l) {
         const auto x = static_cast<double>((static_cast<std::uint64_t>(dimension) >> (16 * l)) & 0xffff);
         a.dimension[static_cast<std::size_t>(l)] = x;
@@ -274,6 +297,8 @@ inline bool check_agreement(const agreement_sums& sum, int ranks)
     const auto same = [&](double s, double s2) { return static_cast<double>(ranks) * s2 == s * s; };
     if (!same(sum.root, sum.root_squared))
         fail("the ranks passed different roots to reduce (the root must be the same on every rank)");
+    // the tuning first: a plan's policy may take defaults from it
+    if (!same(sum.tuning, sum.tuning_squared)) fail(different_tunings_text);
     if (!same(sum.policy, sum.policy_squared))
         fail("the ranks passed different policies to reduce (the policy must be the same on every rank)");
     for (std::size_t l = 0; l < dimension_limbs; ++l)
