@@ -297,7 +297,6 @@ inline bool check_agreement(const agreement_sums& sum, int ranks)
     const auto same = [&](double s, double s2) { return static_cast<double>(ranks) * s2 == s * s; };
     if (!same(sum.root, sum.root_squared))
         fail("the ranks passed different roots to reduce (the root must be the same on every rank)");
-    // the tuning first: a plan's policy may take defaults from it
     if (!same(sum.tuning, sum.tuning_squared)) fail(different_tunings_text);
     if (!same(sum.policy, sum.policy_squared))
         fail("the ranks passed different policies to reduce (the policy must be the same on every rank)");

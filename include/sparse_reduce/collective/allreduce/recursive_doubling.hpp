@@ -151,10 +151,7 @@ public:
         const std::size_t at = streamed_ ? 0 : whole_;
         bool dropped = false; // no room for it: taken into the drain, and this rank fails
         const std::size_t n = recv_message(partner_, doubling_tag, pc_, buf_, at, drain_, &dropped);
-        if (dropped && st_.failure.empty())
-            st_.failure = text_or_out_of_memory([&] {
-                return "rank " + std::to_string(st_.rank) + ": " + no_room_text(at + n, partner_);
-            });
+        if (dropped) st_.fail_no_room(at + n, partner_);
         rep.bytes_received += n;
         ++received_;
         const std::size_t end = at + n - std::min(n, trailer_bytes);

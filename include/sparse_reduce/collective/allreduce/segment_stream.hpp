@@ -122,9 +122,7 @@ inline std::size_t receive_segment(int from, MPI_Comm pc, wire_buffer& b, exchan
 {
     bool dropped = false;
     const std::size_t bytes = recv_message(from, doubling_tag, pc, b, 0, buffers.drain, &dropped);
-    if (dropped && st.failure.empty())
-        st.failure = text_or_out_of_memory(
-            [&] { return "rank " + std::to_string(st.rank) + ": " + no_room_text(bytes, from); });
+    if (dropped) st.fail_no_room(bytes, from);
     if (bytes >= 8 && bytes % 8 == 0) {
         std::memcpy(&trailer, (dropped ? buffers.drain.data() : bytes_of(b, bytes).data()) + bytes - 8, 8);
         k = 1 + static_cast<std::size_t>(trailer >> 32);

@@ -70,6 +70,13 @@ struct call_status {
     {
         if (!heard) heard = status;
     }
+    // A message of `bytes` from rank `from` taken into the drain: no room for it.
+    void fail_no_room(std::size_t bytes, int from)
+    {
+        if (failure.empty())
+            failure = text_or_out_of_memory(
+                [&] { return "rank " + std::to_string(rank) + ": " + no_room_text(bytes, from); });
+    }
 };
 
 template <class T>
