@@ -30,7 +30,7 @@ mkdir -p "$(dirname "$out")"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 programs=(boost_mpi_reduce umbrella reduce_automatic reduce_own_headers compiled compiled_own_headers compiled_front
-          three_representations reduce_binomial reduce_dense plan allreduce reduce_scatter)
+          three_representations reduce_binomial reduce_dense plan allreduce reduce_scatter pattern_plan)
 declare -A what=(
     [boost_mpi_reduce]="Boost.MPI reduce of std::vector<double>, Eigen headers included"
     [umbrella]="the umbrella header alone"
@@ -45,6 +45,7 @@ declare -A what=(
     [plan]="make_plan + plan.reduce"
     [allreduce]="one allreduce"
     [reduce_scatter]="one reduce_scatter"
+    [pattern_plan]="make_pattern_plan + plan.reduce"
 )
 # reduce_own_headers: reduce_automatic.cpp with OWN_HEADERS defined;
 # compiled*: the same in the compiled mode (compiled_front: with

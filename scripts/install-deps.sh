@@ -1,7 +1,20 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages needed to build and test SparseReduce.
 # Does nothing (and does not touch apt) when everything is already installed.
+#
+#   scripts/install-deps.sh [--petsc]
+#
+#   --petsc   also petsc-dev, for the PETSc rows of assembly_bench (optional:
+#             large, and nothing else needs it)
 set -euo pipefail
+
+petsc=0
+for arg in "$@"; do
+    case $arg in
+    --petsc) petsc=1 ;;
+    *) echo "install-deps: unknown option $arg (usage: install-deps.sh [--petsc])" >&2; exit 2 ;;
+    esac
+done
 
 packages=(
     cmake g++ make ninja-build
@@ -12,6 +25,7 @@ packages=(
     graphviz gnuplot-nox
     doxygen pkg-config
 )
+((petsc)) && packages+=(petsc-dev)
 
 missing=()
 for pkg in "${packages[@]}"; do

@@ -1,8 +1,10 @@
-// The guide's "Plans" and "The report": a plan reused over time steps, and
-// what a call's report says under each policy.
+// The guide's "Plans", "Fixed-pattern plans" and "The report": a plan reused
+// over time steps, a 1-D assembly that sends values only, and what a call's
+// report says under each policy.
 
 #include <sparse_reduce/sparse_reduce.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <functional>
 #include <iostream>
@@ -31,6 +33,36 @@ bool plans(const boost::mpi::communicator& world)
         if (me == 0) ok &= total.nonZeros() == ranks; // this step's sum, on rank 0
     }
     //! [plan]
+    return ok;
+}
+
+bool pattern_plans(const boost::mpi::communicator& world)
+{
+    const auto me = static_cast<std::size_t>(world.rank()), ranks = static_cast<std::size_t>(world.size());
+    const std::size_t n = 1000;
+    //! [pattern_plan]
+    // A 1-D mesh of n nodes: this rank holds elements me, me + ranks, ...;
+    // element e adds to nodes e and e + 1, so shared nodes repeat in the list.
+    std::vector<std::size_t> nodes;
+    for (std::size_t e = me; e + 1 < n; e += ranks) {
+        nodes.push_back(e);
+        nodes.push_back(e + 1);
+    }
+    // Made once, collectively: rank r gets the sums of its block of nodes.
+    auto plan = sr::make_pattern_plan<double>(world, n, nodes);
+    std::vector<double> contributions(nodes.size()), sums; // sums[k]: node plan.support()[k]
+    for (int step = 1; step <= 10; ++step) {
+        std::fill(contributions.begin(), contributions.end(), 0.5 * step); // each element's share
+        plan.reduce(contributions, sums, std::plus<>{}); // values only: no index travels
+    }
+    // after step 10: 5 at the two end nodes, 10 at every other node
+    //! [pattern_plan]
+    const auto r = plan.ranges();
+    bool ok = sums.size() == r[me + 1] - r[me] && plan.support().size() == sums.size();
+    for (std::size_t k = 0; ok && k < sums.size(); ++k) {
+        const std::size_t node = plan.support()[k];
+        ok = node == r[me] + k && sums[k] == (node == 0 || node == n - 1 ? 5.0 : 10.0);
+    }
     return ok;
 }
 

@@ -17,7 +17,8 @@
  - the collectives: sparse_reduce::reduce, sparse_reduce::make_plan
    (sparse_reduce::reduce_plan), sparse_reduce::allreduce,
    sparse_reduce::make_allreduce_plan, sparse_reduce::reduce_scatter,
-   sparse_reduce::reduce_scatter_balanced, and what they return,
+   sparse_reduce::reduce_scatter_balanced, the fixed-pattern plans
+   (sparse_reduce::make_pattern_plan), and what they return,
    sparse_reduce::report; every failure is a sparse_reduce::error;
  - operations: sparse_reduce::make_op, the built-in ones (op/builtin.hpp),
    sparse_reduce::identity_element and sparse_reduce::is_commutative;
@@ -108,6 +109,7 @@
 #include "collective/reduce.hpp"
 #include "collective/allreduce.hpp"
 #include "collective/reduce_scatter.hpp"
+#include "collective/pattern_plan.hpp"
 
 #include "sort/sort_key.hpp"
 #include "sort/rebalance.hpp"

@@ -32,6 +32,7 @@
 
 #include <sparse_reduce/collective/allreduce.hpp>
 #include <sparse_reduce/collective/reduce.hpp>
+#include <sparse_reduce/collective/pattern_plan.hpp>
 #include <sparse_reduce/collective/reduce_scatter.hpp>
 #include <sparse_reduce/sort/reduce_scatter_balanced.hpp>
 #include <sparse_reduce/sort/histogram_sort.hpp>
@@ -1200,4 +1201,50 @@ BOOST_AUTO_TEST_CASE(a_rank_that_cannot_allocate_in_the_sort_or_a_balanced_reduc
         sweep_allocations("reduce_scatter_balanced", victim, {}, sweep_rule::all_or_none, balanced_and_check,
                           good_balanced);
     }
+}
+
+// Every allocation of making a pattern plan and of its calls fails once in
+// turn on one rank, the first or the last, for the three targets: the
+// build's steps (the pattern's grouping, the runs, the support, the union,
+// the call's buffers and requests) agree before each collective, and a call
+// whose output cannot be made still sends its runs. Every rank throws or
+// none does; a run that returns holds the serial sum.
+BOOST_AUTO_TEST_CASE(a_rank_that_cannot_allocate_in_a_pattern_plan_fails_everywhere)
+{
+    auto& comm = world();
+    const int P = comm.size();
+    const auto in = fault_eigen_input_of(comm.rank());
+    const auto want = fault_serial_sum(P);
+    const std::vector<std::int32_t> pattern(in.innerIndexPtr(), in.innerIndexPtr() + in.nonZeros());
+    const std::vector<double> values(in.valuePtr(), in.valuePtr() + in.nonZeros());
+    std::vector<double> out;
+    const auto good = [&](const boost::mpi::communicator& c) {
+        std::vector<double> sums;
+        auto plan = sr::make_pattern_plan<double>(c, fault_dim, pattern, sr::pattern_target::all());
+        plan.reduce(values, sums, std::plus<>{});
+        bool ok = sums.size() == plan.support().size();
+        for (std::size_t k = 0; ok && k < sums.size(); ++k) ok = sums[k] == want[plan.support()[k]];
+        return ok;
+    };
+    const sr::pattern_target targets[] = {sr::pattern_target::scatter(), sr::pattern_target::root(P - 1),
+                                          sr::pattern_target::all()};
+    const char* names[] = {"scatter", "root P - 1", "all"};
+    for (int victim : P > 1 ? std::vector<int>{0, P - 1} : std::vector<int>{0})
+        for (std::size_t t = 0; t < 3; ++t) {
+            if (P > 4 && (t + static_cast<std::size_t>(victim)) % 2) continue; // above four ranks, half of them
+            sweep_allocations(std::string("make_pattern_plan and a call, ") + names[t], victim, {},
+                              sweep_rule::all_or_none,
+                              [&](const boost::mpi::communicator& c) {
+                                  auto plan = sr::make_pattern_plan<double>(c, fault_dim, pattern, targets[t]);
+                                  for (int call = 0; call < 2; ++call) {
+                                      plan.reduce(values, out, std::plus<>{});
+                                      const bool writes = targets[t].writes(c.rank()); // else out is left alone
+                                      bool ok = !writes || out.size() == plan.support().size();
+                                      for (std::size_t k = 0; writes && ok && k < out.size(); ++k)
+                                          ok = out[k] == want[plan.support()[k]];
+                                      if (!ok) throw std::runtime_error("the call returned a wrong result");
+                                  }
+                              },
+                              good);
+        }
 }

@@ -35,4 +35,7 @@ inline constexpr int move_data_tag = 72;
 inline constexpr int scatter_offset_tag = 73;
 inline constexpr int scatter_value_tag = 74;
 
+inline constexpr int pattern_index_tag = 75; // a pattern plan's indices, once
+inline constexpr int pattern_value_tag = 76; // its values, every call
+
 } // namespace sparse_reduce::detail

@@ -1,0 +1,315 @@
+// Fixed-pattern plans (make_pattern_plan) against the serial fold at 1, 2,
+// 3, 4, 5 and 8 ranks: reduce_scatter (block and random ranges, empty ones
+// too), reduce at several roots and allreduce; patterns as unordered lists
+// with repeats, as index_value_vector and Eigen::SparseVector; values and
+// outputs dense and sparse; plus, min and a non-commutative op; several
+// calls per plan with new values. Then what must throw on every rank, never
+// hang: a changed pattern, a wrong count of values or output size, bad
+// plans, and an op that throws on one rank; and the bytes sent, values only.
+
+#define BOOST_TEST_MODULE pattern_plan
+#include "mpi_fixture.hpp"
+
+#include "../support/reference.hpp"
+
+#include <sparse_reduce/collective/pattern_plan.hpp>
+#include <sparse_reduce/repr/eigen.hpp>
+
+#include <Eigen/SparseCore>
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <random>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace sr = sparse_reduce;
+using namespace sparse_reduce_test;
+
+namespace {
+
+constexpr std::size_t dim = 997; // prime: block ranges of unequal sizes
+
+// Rank r's pattern: `n` indices in any order with repeats (clustered for
+// odd salts, so some ranges stay empty), or none on the last rank for salt 3.
+std::vector<std::int64_t> pattern_of(int rank, int ranks, unsigned salt)
+{
+    std::mt19937_64 rng(salt * 131u + static_cast<unsigned>(rank));
+    if (salt == 3 && rank == ranks - 1) return {};
+    const std::size_t n = 20 + rng() % 200, span = salt % 2 ? dim / 3 : dim;
+    std::vector<std::int64_t> p(n);
+    for (auto& i : p) i = static_cast<std::int64_t>(rng() % span);
+    return p;
+}
+
+// The same pattern, sorted and without repeats (a sparse vector's).
+std::vector<std::int64_t> sorted_pattern_of(int rank, int ranks, unsigned salt)
+{
+    auto p = pattern_of(rank, ranks, salt);
+    std::sort(p.begin(), p.end());
+    p.erase(std::unique(p.begin(), p.end()), p.end());
+    return p;
+}
+
+template <class T, class Op>
+std::vector<T> values_of(int rank, std::size_t n, unsigned salt, int call, const Op& op)
+{
+    std::mt19937_64 rng(salt * 977u + static_cast<unsigned>(rank) * 31u + static_cast<unsigned>(call));
+    std::vector<T> v(n);
+    for (auto& x : v) x = random_value<T>(rng, op);
+    return v;
+}
+
+// The serial fold, rank by rank and entry by entry, at every index some
+// pattern holds.
+template <class T, class Op, class Pattern>
+std::map<std::size_t, T> serial_fold(int ranks, unsigned salt, int call, const Op& op, Pattern pattern)
+{
+    std::map<std::size_t, T> acc;
+    for (int r = 0; r < ranks; ++r) {
+        const auto p = pattern(r, ranks, salt);
+        const auto v = values_of<T>(r, p.size(), salt, call, op);
+        for (std::size_t k = 0; k < p.size(); ++k) {
+            auto [it, fresh] = acc.try_emplace(static_cast<std::size_t>(p[k]), sr::identity<T>(op));
+            it->second = op(it->second, v[k]);
+        }
+    }
+    return acc;
+}
+
+// What this rank's output must hold: the fold at the indices of its part.
+template <class T>
+bool holds(std::span<const std::size_t> support, const std::vector<T>& out, const std::map<std::size_t, T>& want,
+           std::size_t lo, std::size_t hi)
+{
+    std::vector<std::size_t> expect;
+    for (const auto& [i, v] : want)
+        if (i >= lo && i < hi) expect.push_back(i);
+    if (!std::equal(support.begin(), support.end(), expect.begin(), expect.end()) || out.size() != support.size())
+        return false;
+    for (std::size_t k = 0; k < out.size(); ++k)
+        if (!sr::detail::same_value(out[k], want.at(support[k]))) return false;
+    return true;
+}
+
+std::vector<sr::pattern_target> targets(unsigned salt, std::vector<std::size_t>& ranges)
+{
+    auto& comm = world();
+    ranges.assign(static_cast<std::size_t>(comm.size()) + 1, 0);
+    std::mt19937_64 rng(salt);
+    for (std::size_t k = 1; k + 1 < ranges.size(); ++k) ranges[k] = rng() % 3 == 0 ? 0 : rng() % (dim + 1);
+    std::sort(ranges.begin(), ranges.end());
+    ranges.back() = dim;
+    std::vector<sr::pattern_target> t{sr::pattern_target::scatter(), sr::pattern_target::scatter(ranges),
+                                      sr::pattern_target::all()};
+    for (const int root : test_roots()) t.push_back(sr::pattern_target::root(root));
+    return t;
+}
+
+// Three calls of a plan made from a list pattern, values and output
+// std::vectors, each against the serial fold.
+template <class T, class Op>
+bool check_lists(unsigned salt, const Op& op)
+{
+    auto& comm = world();
+    std::vector<std::size_t> ranges;
+    bool ok = true;
+    for (const auto& target : targets(salt, ranges)) {
+        const auto p = pattern_of(comm.rank(), comm.size(), salt);
+        auto plan = sr::make_pattern_plan<T>(comm, dim, p, target);
+        const auto r = plan.ranges();
+        const bool gets = target.writes(comm.rank());
+        const std::size_t lo = target.to_all() ? 0 : r[comm.rank()], hi = target.to_all() ? dim : r[comm.rank() + 1];
+        for (int call = 0; call < 3; ++call) {
+            std::vector<T> out{sr::identity<T>(op)}; // left alone where this rank gets nothing
+            plan.reduce(values_of<T>(comm.rank(), p.size(), salt, call, op), out, op);
+            const auto want = serial_fold<T>(comm.size(), salt, call, op, pattern_of);
+            ok = ok && (gets ? holds<T>(plan.support(), out, want, lo, hi) : out.size() == 1);
+        }
+    }
+    return ok;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(list_patterns_fold_like_the_serial_fold_for_every_target)
+{
+    for (unsigned salt = 1; salt <= 3; ++salt) {
+        BOOST_TEST(all_ok(check_lists<double>(salt, std::plus<>{})), "plus, salt " << salt);
+        BOOST_TEST(all_ok(check_lists<std::int32_t>(salt, sr::min{})), "min, salt " << salt);
+        BOOST_TEST(all_ok(check_lists<affine>(salt, compose{})), "non-commutative, salt " << salt);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(sparse_vectors_as_pattern_values_and_output)
+{
+    auto& comm = world();
+    for (unsigned salt = 1; salt <= 3; ++salt) {
+        const auto p = sorted_pattern_of(comm.rank(), comm.size(), salt);
+        Eigen::SparseVector<double> in(static_cast<Eigen::Index>(dim)), out_eigen;
+        sr::index_value_vector<double> in_iv(dim), out_iv;
+        auto plan = sr::make_pattern_plan<double>(comm, dim, in_iv, sr::pattern_target::all()); // empty: resized below
+        bool ok = plan.support().empty();
+        for (const auto& target : {sr::pattern_target::scatter(), sr::pattern_target::all()}) {
+            for (int call = 0; call < 2; ++call) {
+                const auto v = values_of<double>(comm.rank(), p.size(), salt, call, std::plus<>{});
+                in.setZero();
+                in_iv.reset(dim);
+                for (std::size_t k = 0; k < p.size(); ++k) {
+                    in.insertBack(static_cast<Eigen::Index>(p[k])) = v[k];
+                    in_iv.push_back(static_cast<std::uint32_t>(p[k]), v[k]);
+                }
+                if (call == 0) plan = sr::make_pattern_plan<double>(comm, dim, in, target);
+                plan.reduce(in, out_eigen, std::plus<>{});
+                plan.reduce(in_iv, out_iv, std::plus<>{});
+                const auto want = serial_fold<double>(comm.size(), salt, call, std::plus<>{}, sorted_pattern_of);
+                const auto r = plan.ranges();
+                const std::size_t lo = target.to_all() ? 0 : r[comm.rank()], hi = target.to_all() ? dim : r[comm.rank() + 1];
+                const std::vector<double> got_eigen(out_eigen.valuePtr(), out_eigen.valuePtr() + out_eigen.nonZeros());
+                const std::vector<double> got_iv(out_iv.values().begin(), out_iv.values().end());
+                ok = ok && holds<double>(plan.support(), got_eigen, want, lo, hi) &&
+                     holds<double>(plan.support(), got_iv, want, lo, hi) && out_eigen.size() == static_cast<Eigen::Index>(dim) &&
+                     std::equal(out_iv.indices().begin(), out_iv.indices().end(), plan.support().begin(), plan.support().end());
+            }
+        }
+        BOOST_TEST(all_ok(ok), "salt " << salt);
+    }
+}
+
+namespace {
+
+// Every rank throws sr::error whose text holds `needle`.
+template <class F>
+bool throws_everywhere(F&& f, const std::string& needle)
+{
+    bool threw = false;
+    try {
+        f();
+    } catch (const sr::error& e) {
+        threw = std::string(e.what()).find(needle) != std::string::npos;
+        if (!threw) BOOST_TEST_MESSAGE("rank " << world().rank() << ": " << e.what());
+    }
+    return all_ok(threw);
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(a_call_off_the_plan_throws_on_every_rank_and_the_plan_still_works)
+{
+    auto& comm = world();
+    const int bad = comm.size() - 1;
+    const auto p = sorted_pattern_of(comm.rank(), comm.size(), 1);
+    sr::index_value_vector<double> in(dim);
+    for (const auto i : p) in.push_back(static_cast<std::uint32_t>(i), 1.0);
+    auto plan = sr::make_pattern_plan<double>(comm, dim, in);
+    std::vector<double> out;
+
+    sr::index_value_vector<double> moved(dim); // one index moved on the last rank
+    for (std::size_t k = 0; k < p.size(); ++k)
+        moved.push_back(static_cast<std::uint32_t>(p[k] + (comm.rank() == bad && k + 1 == p.size() && p[k] + 1 < static_cast<std::int64_t>(dim) ? 1 : 0)), 1.0);
+    if (!p.empty() && p.back() + 1 < static_cast<std::int64_t>(dim))
+        BOOST_TEST(throws_everywhere([&] { plan.reduce(moved, out, std::plus<>{}); }, "differs from the plan's"));
+
+    std::vector<double> values(p.size() + (comm.rank() == bad ? 1 : 0), 1.0);
+    BOOST_TEST(throws_everywhere([&] { plan.reduce(values, out, std::plus<>{}); }, "values for a pattern of"));
+
+    std::vector<double> room(plan.support().size() + (comm.rank() == bad ? 1 : 0));
+    BOOST_TEST(throws_everywhere([&] { plan.reduce(in, std::span<double>(room), std::plus<>{}); }, "output span"));
+
+    plan.reduce(in, out, std::plus<>{}); // the plan is whole after failed calls
+    bool ok = out.size() == plan.support().size();
+    std::map<std::size_t, double> want;
+    for (int r = 0; r < comm.size(); ++r)
+        for (const auto i : sorted_pattern_of(r, comm.size(), 1)) want[static_cast<std::size_t>(i)] += 1.0;
+    for (std::size_t k = 0; ok && k < out.size(); ++k) ok = out[k] == want.at(plan.support()[k]);
+    BOOST_TEST(all_ok(ok));
+
+    // with check_indices off only the count is compared: the moved index folds at the plan's slot
+    auto unchecked = sr::make_pattern_plan<double>(comm, dim, in, sr::pattern_target::scatter(), {.check_indices = false});
+    BOOST_TEST(all_ok([&] {
+        try {
+            unchecked.reduce(moved, out, std::plus<>{});
+            return out.size() == unchecked.support().size();
+        } catch (const sr::error&) {
+            return false;
+        }
+    }()));
+}
+
+BOOST_AUTO_TEST_CASE(bad_plans_throw_on_every_rank)
+{
+    auto& comm = world();
+    const int bad = comm.size() - 1;
+    std::vector<std::int64_t> p{0, 5, 9};
+    if (comm.rank() == bad) p.push_back(static_cast<std::int64_t>(dim));
+    BOOST_TEST(throws_everywhere([&] { sr::make_pattern_plan<double>(comm, dim, p); }, "outside the dimension"));
+    p.back() = -1;
+    if (comm.rank() == bad) BOOST_TEST(throws_everywhere([&] { sr::make_pattern_plan<double>(comm, dim, p); }, "negative"));
+    else BOOST_TEST(throws_everywhere([&] { sr::make_pattern_plan<double>(comm, dim, std::vector<int>{1}); }, "negative"));
+    const std::vector<int> fine{1, 2};
+    if (comm.size() > 1)
+        BOOST_TEST(throws_everywhere([&] { sr::make_pattern_plan<double>(comm, comm.rank() == bad ? dim + 1 : dim, fine); },
+                                     "dimension"));
+    BOOST_TEST(throws_everywhere(
+        [&] { sr::make_pattern_plan<double>(comm, dim, fine, sr::pattern_target::root(comm.size())); }, "is not a rank"));
+    if (comm.size() > 1)
+        BOOST_TEST(throws_everywhere(
+            [&] {
+                sr::make_pattern_plan<double>(comm, dim, fine,
+                                              comm.rank() == bad ? sr::pattern_target::all() : sr::pattern_target::scatter());
+            },
+            "different index ranges"));
+}
+
+namespace {
+
+// Throws on the last rank when it folds a value of 99.
+struct picky_plus {
+    double operator()(double a, double b) const
+    {
+        if (b == 99 && world().rank() == world().size() - 1) throw std::runtime_error("picky_plus saw 99");
+        return a + b;
+    }
+    double identity() const { return 0; }
+};
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(an_op_that_throws_on_one_rank_throws_everywhere)
+{
+    auto& comm = world();
+    const std::vector<int> p{0, static_cast<int>(dim) - 1}; // both ends: every rank sends to the first and last owner
+    for (const auto& target : {sr::pattern_target::scatter(), sr::pattern_target::all(), sr::pattern_target::root(0)}) {
+        auto plan = sr::make_pattern_plan<double>(comm, dim, p, target);
+        std::vector<double> out, values{1, 99};
+        const bool last_folds = !plan.support().empty() && plan.support().back() == dim - 1;
+        const bool any = boost::mpi::all_reduce(comm, last_folds && comm.rank() == comm.size() - 1 ? 1 : 0, std::plus<>{}) > 0;
+        if (any) BOOST_TEST(throws_everywhere([&] { plan.reduce(values, out, picky_plus{}); }, "picky_plus saw 99"));
+        values = {1, 2};
+        plan.reduce(values, out, picky_plus{});
+        bool ok = !target.writes(comm.rank()) || out.size() == plan.support().size();
+        for (std::size_t k = 0; ok && k < out.size(); ++k)
+            ok = out[k] == (plan.support()[k] == 0 ? 1.0 : 2.0) * comm.size();
+        BOOST_TEST(all_ok(ok));
+    }
+}
+
+BOOST_AUTO_TEST_CASE(a_call_sends_values_only)
+{
+    auto& comm = world();
+    const auto p = pattern_of(comm.rank(), comm.size(), 1);
+    auto plan = sr::make_pattern_plan<double>(comm, dim, p);
+    std::vector<double> out;
+    const sr::report r = plan.reduce(std::vector<double>(p.size(), 1.0), out, std::plus<>{});
+    const auto ranges = plan.ranges();
+    std::size_t away = 0; // entries owned by another rank
+    for (const auto i : p)
+        if (static_cast<std::size_t>(i) < ranges[comm.rank()] || static_cast<std::size_t>(i) >= ranges[comm.rank() + 1]) ++away;
+    BOOST_TEST(r.bytes_sent == away * sizeof(double));
+    const auto sent = boost::mpi::all_reduce(comm, r.bytes_sent, std::plus<>{});
+    const auto received = boost::mpi::all_reduce(comm, r.bytes_received, std::plus<>{});
+    BOOST_TEST(sent == received);
+}
