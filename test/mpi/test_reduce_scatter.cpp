@@ -140,6 +140,50 @@ BOOST_AUTO_TEST_CASE(eigen_in_and_out)
     BOOST_TEST(all_ok(comm.rank() != 0 || comm.size() == 1 || iv.nnz() == 0));
 }
 
+// An index/value input with 32-bit indices is sent from its own arrays; one
+// that stores an identity, that is also the output, or whose dimension
+// needs 64-bit indices (offsets within the ranges then travel) is copied.
+// All fold alike.
+BOOST_AUTO_TEST_CASE(inputs_sent_in_place_or_copied_fold_alike)
+{
+    auto& comm = world();
+    const std::size_t n = 3000;
+    const auto dense = input_of<double>(comm.rank(), comm.size(), n, 0.1, pattern::uniform, std::plus<>{}, 7);
+    const auto want = serial_fold<double>(comm.size(), n, 0.1, pattern::uniform, std::plus<>{}, 7);
+    const auto ranges = sr::block_ranges(n, comm.size());
+    // the input as its own output
+    auto v = sr::to_index_value(dense, std::plus<>{});
+    sr::reduce_scatter(comm, v, v, std::plus<>{});
+    BOOST_TEST(all_ok(owns_its_range(v, want, ranges, std::plus<>{})));
+    // an explicit 0.0 stored where no rank has an entry, and one beside an entry
+    Eigen::SparseVector<double> stored(static_cast<Eigen::Index>(n)), out;
+    for (std::size_t i = 0; i < n; ++i)
+        if (dense[i] != 0 || i % 97 == 0) stored.insertBack(static_cast<Eigen::Index>(i)) = dense[i];
+    sr::reduce_scatter(comm, stored, out, std::plus<>{});
+    BOOST_TEST(all_ok(owns_its_range(out, want, ranges, std::plus<>{})));
+    // a dimension past 2^32: entries at the bottom and the top, ranges of
+    // under 2^32 each from three ranks (32-bit offsets), else 64-bit
+    const std::size_t huge = (std::size_t{1} << 33) + 5, top = huge - n;
+    sr::index_value_vector<double, std::uint64_t> in64(huge), out64;
+    for (std::size_t i = 0; i < n; ++i)
+        if (dense[i] != 0) in64.push_back(i, dense[i]);
+    for (std::size_t i = 0; i < n; ++i)
+        if (dense[i] != 0) in64.push_back(top + i, dense[i]);
+    const auto used = sr::reduce_scatter(comm, in64, out64, std::plus<>{});
+    bool ok = out64.size() == huge;
+    std::size_t held = 0;
+    const auto me = static_cast<std::size_t>(comm.rank());
+    for (std::size_t k = 0; ok && k < out64.nnz(); ++k) {
+        const std::size_t i = out64.indices()[k];
+        ok = i >= used[me] && i < used[me + 1] && out64.values()[k] == want[i < n ? i : i - top];
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+        held += want[i] != 0 && i >= used[me] && i < used[me + 1];
+        held += want[i] != 0 && top + i >= used[me] && top + i < used[me + 1];
+    }
+    BOOST_TEST(all_ok(ok && held == out64.nnz()));
+}
+
 // Under zipf skew the balanced ranges keep every rank's share of the result
 // within 10% of the average; block ranges do not come close.
 BOOST_AUTO_TEST_CASE(balanced_under_zipf)

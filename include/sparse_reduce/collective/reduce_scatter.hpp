@@ -17,13 +17,19 @@
 /// Eigen::SparseVector, rle_vector).
 ///
 /// How: a direct exchange. Each rank cuts its non-identity entries by range
-/// (one pass), and sends each slice to its owner as two raw buffers, offsets
-/// within the range (uint32 when every range is shorter than 2^32, else
-/// uint64) and values, after one MPI_Alltoall of the entry counts; the owner
-/// folds the P slices in rank order with the index/value merge kernel of
-/// kernel/combine.hpp, pairwise ((s0 ⊗ s1) ⊗ (s2 ⊗ s3)) ..., so
-/// non-commutative operations get the rank order and the fold costs
-/// O(n log P). Nothing goes through Boost.Serialization.
+/// and sends each slice to its owner as two raw buffers, indices and
+/// values, after one MPI_Alltoall of the entry counts. Indices are global
+/// uint32 when D fits 32 bits, else offsets within the range (uint32 when
+/// every range is shorter than 2^32, else uint64). An index_value_vector or
+/// Eigen::SparseVector with 32-bit indices is sent from its own arrays (one
+/// pass checks it; the cuts are binary searches); other inputs are cut in
+/// one pass into a copy. The owner folds the P runs in rank order with the
+/// merge kernel of kernel/merge_arrays.hpp, pairwise ((s0 ⊗ s1) ⊗ (s2 ⊗
+/// s3)) ..., the last round straight into `out`, so non-commutative
+/// operations get the rank order and the fold costs O(n log P). What a call
+/// receives and its rounds use memory kept on the communicator: a loop of
+/// calls allocates nothing once its sizes settle. Nothing goes through
+/// Boost.Serialization.
 ///
 /// Errors, on every rank and before any entry is sent (one small allreduce
 /// of the arguments): an intercommunicator, ranks disagreeing on D or on the
@@ -64,6 +70,7 @@
 #include "../kernel/combine.hpp"
 #include "../kernel/entry_stream.hpp"
 #include "../kernel/identity_law.hpp"
+#include "../kernel/merge_arrays.hpp"
 #include "../mpi/bytes.hpp"
 #include "../mpi/communicator.hpp"
 #include "../mpi/dimension_agreement.hpp"
@@ -135,67 +142,148 @@ inline void agree_or_throw(MPI_Comm comm, std::size_t dimension, std::uint64_t r
     if (all[2] != ~all[3]) fail(std::string(who) + ": ranks pass different index ranges");
 }
 
-// One rank's non-identity entries cut by range: offsets within the owner's
-// range and values, contiguous per destination, cut[d] .. cut[d + 1].
+// One rank's non-identity entries cut by range, contiguous per destination:
+// idx / val [cut[d], cut[d + 1]). Indices are global where the dimension
+// fits 32 bits, else offsets within the owner's range. idx / val point into
+// the caller's input (an index/value input that needs no change: nothing is
+// copied) or into index / value, this rank's copy.
 template <class I, class T>
 struct slices {
-    std::vector<I> offset;
+    std::vector<I> index;
     value_vector<T> value;
+    const I* idx = nullptr;
+    const T* val = nullptr;
     std::vector<std::size_t> cut;
 };
 
 template <class I, class In, class T>
-slices<I, T> cut_by_range(const In& in, std::span<const std::size_t> ranges, const T& id)
+void cut_by_range(const In& in, std::span<const std::size_t> ranges, const T& id, bool global, slices<I, T>& s)
 {
     const std::size_t P = ranges.size() - 1;
-    slices<I, T> s;
     s.cut.assign(P + 1, 0);
     const std::size_t hint = std::min(stored_entries(in), dimension(in));
-    s.offset.reserve(hint);
+    s.index.clear();
+    s.value.clear();
+    s.index.reserve(hint);
     s.value.reserve(hint);
     std::size_t d = 0;
     for (auto r = make_reader(in, id); !r.done(); r.next()) {
         if (same_value(r.value(), id)) continue; // an explicit identity stored in a sparse input
         const std::size_t i = r.index();
-        while (i >= ranges[d + 1]) s.cut[++d] = s.offset.size();
-        s.offset.push_back(static_cast<I>(i - ranges[d]));
+        while (i >= ranges[d + 1]) s.cut[++d] = s.index.size();
+        s.index.push_back(static_cast<I>(global ? i : i - ranges[d]));
         s.value.push_back(r.value());
     }
-    while (d < P) s.cut[++d] = s.offset.size();
-    return s;
+    while (d < P) s.cut[++d] = s.index.size();
+    s.idx = s.index.data();
+    s.val = s.value.data();
 }
 
-// Folds runs [runs[k], runs[k + 1]) of (offset, value) pairwise in rank order
-// with the index/value merge kernel; returns the result's entry count, left
-// at the front of idx / val.
-template <class I, class T, class Op>
-std::size_t fold_runs(std::vector<I>& idx, value_vector<T>& val, std::vector<std::size_t> runs, const Op& op, const T& id)
+// An index/value input with 32-bit indices, sent as it is: one pass checks
+// that its indices increase within the dimension and that it stores no
+// identity, then the cuts are binary searches. False (nothing decided) for
+// any other input: the copying cut then reads it, and throws on a corrupt one.
+template <class In, class T>
+bool cut_in_place(const In& in, std::span<const std::size_t> ranges, const T& id, slices<std::uint32_t, T>& s)
 {
-    std::vector<I> idx2(idx.size());
-    value_vector<T> val2(val.size());
-    while (runs.size() > 2) {
-        std::vector<std::size_t> next{0};
-        std::size_t w = 0;
-        for (std::size_t r = 0; r + 1 < runs.size(); r += 2) {
-            const std::size_t a = runs[r], m = runs[r + 1];
-            if (r + 2 < runs.size()) {
-                const std::size_t b = runs[r + 2];
-                w += merge_index_value(idx.data() + a, val.data() + a, m - a, idx.data() + m, val.data() + m, b - m,
-                                       idx2.data() + w, val2.data() + w, op, id);
-            } else {
-                std::copy(idx.begin() + static_cast<std::ptrdiff_t>(a), idx.begin() + static_cast<std::ptrdiff_t>(m),
-                          idx2.begin() + static_cast<std::ptrdiff_t>(w));
-                std::copy(val.begin() + static_cast<std::ptrdiff_t>(a), val.begin() + static_cast<std::ptrdiff_t>(m),
-                          val2.begin() + static_cast<std::ptrdiff_t>(w));
-                w += m - a;
-            }
-            next.push_back(w);
+    using R = repr_traits<std::remove_cvref_t<In>>;
+    if constexpr (R::kind != repr_kind::index_value) return false;
+    else {
+        using Idx = typename R::index_type;
+        if constexpr (sizeof(Idx) != 4 || !std::is_integral_v<Idx>) return false;
+        else {
+            const auto ix = R::indices(in);
+            const auto v = R::values(in);
+            const auto* u = reinterpret_cast<const std::uint32_t*>(ix.data()); // a signed index reads as its unsigned twin
+            const std::size_t n = ix.size(), dim = dimension(in);
+            for (std::size_t k = 0; k < n; ++k)
+                if (u[k] >= dim || (k > 0 && u[k] <= u[k - 1]) || same_value(v[k], id)) return false;
+            const std::size_t P = ranges.size() - 1;
+            s.cut.assign(P + 1, n);
+            s.cut[0] = 0;
+            for (std::size_t d = 1; d < P; ++d)
+                s.cut[d] = static_cast<std::size_t>(std::lower_bound(u, u + n, ranges[d]) - u);
+            s.idx = u;
+            s.val = v.data();
+            return true;
         }
-        idx.swap(idx2);
-        val.swap(val2);
-        runs = std::move(next);
     }
-    return runs.back();
+}
+
+// One run of a fold: a rank's entries in this rank's range.
+template <class I, class T>
+struct run_view {
+    const I* idx;
+    const T* val;
+    std::size_t n;
+};
+
+// The room of the exchange and the fold, kept on the communicator (a memo of
+// comm_state) so a loop of calls allocates nothing once its sizes settle:
+// what arrives (the other ranks' runs, packed in rank order) and two areas
+// for the rounds of the fold.
+template <class I, class T>
+struct scatter_room {
+    slices<I, T> s;
+    std::vector<I> idx, tmp_idx[2];
+    value_vector<T> val, tmp_val[2];
+    std::vector<run_view<I, T>> runs, next;
+};
+
+// Folds the runs pairwise in rank order, ((r0 ⊗ r1) ⊗ (r2 ⊗ r3)) ..., with
+// the merge kernel (kernel/merge_arrays.hpp: the runs hold no identity), the
+// last round straight into the output; base: what an index adds to be global.
+template <class I, class Out, class T, class Op>
+std::size_t fold_into(scatter_room<I, T>& room, Out& out, std::size_t dim, std::size_t base, const Op& op, const T& id)
+{
+    using RO = repr_traits<std::remove_cvref_t<Out>>;
+    std::size_t total = 0;
+    for (const auto& r : room.runs) total += r.n;
+    int area = 0;
+    while (room.runs.size() > 2) {
+        I* oi = room.tmp_idx[area].data();
+        T* ov = room.tmp_val[area].data();
+        room.next.clear();
+        for (std::size_t r = 0; r < room.runs.size(); r += 2) {
+            const auto& a = room.runs[r];
+            std::size_t n = a.n;
+            if (r + 1 < room.runs.size()) {
+                const auto& b = room.runs[r + 1];
+                n = merge_arrays<I>(a.idx, a.val, a.n, b.idx, b.val, b.n, oi, ov, op, id);
+            } else {
+                std::copy(a.idx, a.idx + a.n, oi);
+                std::copy(a.val, a.val + a.n, ov);
+            }
+            room.next.push_back({oi, ov, n});
+            oi += n;
+            ov += n;
+        }
+        room.runs.swap(room.next);
+        area ^= 1;
+    }
+    const auto slots = RO::begin_output(out, dim, total);
+    using OI = std::remove_pointer_t<decltype(slots.index)>;
+    const run_view<I, T> a = room.runs.empty() ? run_view<I, T>{nullptr, nullptr, 0} : room.runs[0];
+    std::size_t n = a.n;
+    if (room.runs.size() == 2 && base == 0) {
+        const auto& b = room.runs[1];
+        n = merge_arrays<OI>(a.idx, a.val, a.n, b.idx, b.val, b.n, slots.index, slots.value, op, id);
+    } else {
+        const I* ai = a.idx;
+        const T* av = a.val;
+        if (room.runs.size() == 2) { // offsets: merged apart, then made global
+            const auto& b = room.runs[1];
+            n = merge_arrays<I>(a.idx, a.val, a.n, b.idx, b.val, b.n, room.tmp_idx[area].data(), room.tmp_val[area].data(), op, id);
+            ai = room.tmp_idx[area].data();
+            av = room.tmp_val[area].data();
+        }
+        for (std::size_t k = 0; k < n; ++k) {
+            slots.index[k] = static_cast<OI>(base + static_cast<std::size_t>(ai[k]));
+            slots.value[k] = av[k];
+        }
+    }
+    RO::commit_output(out, n);
+    return n;
 }
 
 // The exchange goes in pieces of 1 MiB, so that a rank without room for
@@ -203,7 +291,7 @@ std::size_t fold_runs(std::vector<I>& idx, value_vector<T>& val, std::vector<std
 // one piece (comm_state's, made before the ranks agree) and drop it.
 inline constexpr std::size_t scatter_piece_bytes = std::size_t{1} << 20;
 
-// The requests a slice of `entries` takes: its offsets' pieces and its values'.
+// The requests a slice of `entries` takes: its indices' pieces and its values'.
 template <class I, class T>
 std::size_t slice_pieces(std::uint64_t entries)
 {
@@ -211,14 +299,20 @@ std::size_t slice_pieces(std::uint64_t entries)
 }
 
 // The exchange's counts: what this rank sends to and receives from each
-// rank, where each rank's slice lands, and the requests, room for this
-// rank's sends made once its input is cut (before the ranks agree, so a
-// rank without room for them fails the call everywhere).
-struct exchange_counts {
+// rank, where each rank's run lands among those received, and the requests,
+// room for this rank's sends made once its input is cut (before the ranks
+// agree, so a rank without room for them fails the call everywhere).
+struct slice_counts {
     std::vector<std::uint64_t> send, recv;
-    std::vector<std::size_t> runs;
+    std::vector<std::size_t> at;
     std::vector<MPI_Request> reqs;
-    explicit exchange_counts(std::size_t P) : send(P), recv(P), runs(P + 1, 0) {}
+    void resize(std::size_t P)
+    {
+        send.assign(P, 0);
+        recv.assign(P, 0);
+        at.assign(P + 1, 0);
+        reqs.clear();
+    }
 
     template <class I, class T>
     void count_sends(const slices<I, T>& s, std::size_t self)
@@ -232,6 +326,25 @@ struct exchange_counts {
     }
 };
 
+// Room for what arrives and for the fold's rounds (throws when there is none).
+template <class I, class T>
+void make_room(scatter_room<I, T>& room, slice_counts& c, std::size_t self, std::size_t own)
+{
+    const std::size_t P = c.recv.size(), arriving = c.at[P], total = arriving + own;
+    if (room.idx.size() < arriving) room.idx.resize(arriving);
+    if (room.val.size() < arriving) room.val.resize(arriving);
+    for (int a = 0; a < 2 && P > 1; ++a) {
+        if (room.tmp_idx[a].size() < total) room.tmp_idx[a].resize(total);
+        if (room.tmp_val[a].size() < total) room.tmp_val[a].resize(total);
+    }
+    room.runs.reserve(P);
+    room.next.reserve(P);
+    std::size_t posts = c.reqs.capacity(); // the sends'
+    for (std::size_t r = 0; r < P; ++r)
+        if (r != self && c.recv[r]) posts += slice_pieces<I, T>(c.recv[r]);
+    c.reqs.reserve(posts);
+}
+
 // After the counts are exchanged, a rank makes the room for what it
 // receives. One without it still sends its slices, takes what comes to it
 // into the drain and drops it, and fails at the call's final agreement, so
@@ -239,115 +352,106 @@ struct exchange_counts {
 // that agreement too (the op may throw anything): every rank throws or none.
 template <class I, class Out, class T, class Op>
 void scatter_with(MPI_Comm pc, std::size_t dim, Out& out, const Op& op, std::span<const std::size_t> ranges, const T& id,
-                  slices<I, T>& s, exchange_counts& c, std::span<std::byte> drain, report& rep)
+                  scatter_room<I, T>& room, slice_counts& c, bool global, std::span<std::byte> drain, report& rep)
 {
-    using RO = repr_traits<std::remove_cvref_t<Out>>;
     int me = 0, ranks = 1;
     MPI_Comm_rank(pc, &me);
     MPI_Comm_size(pc, &ranks);
     const auto P = static_cast<std::size_t>(ranks), self = static_cast<std::size_t>(me);
+    const slices<I, T>& s = room.s;
     MPI_Alltoall(c.send.data(), 1, MPI_UINT64_T, c.recv.data(), 1, MPI_UINT64_T, pc);
-
-    std::size_t posts = c.reqs.capacity(); // the sends'
-    for (std::size_t r = 0; r < P; ++r) {
-        c.runs[r + 1] = c.runs[r] + static_cast<std::size_t>(c.recv[r]);
-        if (r != self && c.recv[r]) posts += slice_pieces<I, T>(c.recv[r]);
-    }
-    std::vector<I> idx;
-    value_vector<T> val;
+    for (std::size_t r = 0; r < P; ++r) c.at[r + 1] = c.at[r] + (r != self ? static_cast<std::size_t>(c.recv[r]) : 0);
     std::string failure;
     try {
-        idx.resize(c.runs[P]);
-        val.resize(c.runs[P]);
-        c.reqs.reserve(posts);
+        make_room(room, c, self, static_cast<std::size_t>(c.send[self]));
     } catch (...) {
         failure = text_or_out_of_memory([&] { return rank_failure_text(me); });
     }
-    const bool room = failure.empty();
-    for (std::size_t r = 0; room && r < P; ++r)
+    const bool has_room = failure.empty();
+    for (std::size_t r = 0; has_room && r < P; ++r)
         if (c.recv[r] && r != self) {
-            irecv_bytes(idx.data() + c.runs[r], c.recv[r] * sizeof(I), static_cast<int>(r), scatter_offset_tag, pc, c.reqs,
-                        scatter_piece_bytes);
-            irecv_bytes(val.data() + c.runs[r], c.recv[r] * sizeof(T), static_cast<int>(r), scatter_value_tag, pc, c.reqs,
-                        scatter_piece_bytes);
+            irecv_bytes(room.idx.data() + c.at[r], c.recv[r] * sizeof(I), static_cast<int>(r), scatter_offset_tag, pc,
+                        c.reqs, scatter_piece_bytes);
+            irecv_bytes(room.val.data() + c.at[r], c.recv[r] * sizeof(T), static_cast<int>(r), scatter_value_tag, pc,
+                        c.reqs, scatter_piece_bytes);
         }
     for (std::size_t k = 1; k < P; ++k) {
         const std::size_t d = (self + k) % P;
         if (!c.send[d]) continue;
-        isend_bytes(s.offset.data() + s.cut[d], c.send[d] * sizeof(I), static_cast<int>(d), scatter_offset_tag, pc, c.reqs,
+        isend_bytes(s.idx + s.cut[d], c.send[d] * sizeof(I), static_cast<int>(d), scatter_offset_tag, pc, c.reqs,
                     scatter_piece_bytes);
-        isend_bytes(s.value.data() + s.cut[d], c.send[d] * sizeof(T), static_cast<int>(d), scatter_value_tag, pc, c.reqs,
+        isend_bytes(s.val + s.cut[d], c.send[d] * sizeof(T), static_cast<int>(d), scatter_value_tag, pc, c.reqs,
                     scatter_piece_bytes);
         rep.bytes_sent += c.send[d] * (sizeof(I) + sizeof(T));
         rep.messages_sent += 2;
     }
     for (std::size_t r = 0; r < P; ++r)
         if (r != self) rep.bytes_received += c.recv[r] * (sizeof(I) + sizeof(T));
-    if (room) {
-        std::copy(s.offset.begin() + static_cast<std::ptrdiff_t>(s.cut[self]),
-                  s.offset.begin() + static_cast<std::ptrdiff_t>(s.cut[self + 1]), idx.begin() + static_cast<std::ptrdiff_t>(c.runs[self]));
-        std::copy(s.value.begin() + static_cast<std::ptrdiff_t>(s.cut[self]),
-                  s.value.begin() + static_cast<std::ptrdiff_t>(s.cut[self + 1]), val.begin() + static_cast<std::ptrdiff_t>(c.runs[self]));
-    } else {
+    if (!has_room)
         for (std::size_t r = 0; r < P; ++r)
             if (c.recv[r] && r != self) {
                 drop_bytes(drain, c.recv[r] * sizeof(I), scatter_piece_bytes, static_cast<int>(r), scatter_offset_tag, pc);
                 drop_bytes(drain, c.recv[r] * sizeof(T), scatter_piece_bytes, static_cast<int>(r), scatter_value_tag, pc);
             }
-    }
     wait_all(c.reqs);
 
-    if (room) try {
-            const std::size_t n = fold_runs(idx, val, c.runs, op, id);
-            const std::size_t lo = ranges[self];
-            const auto slots = RO::begin_output(out, dim, n);
-            using OI = std::remove_pointer_t<decltype(slots.index)>;
-            for (std::size_t k = 0; k < n; ++k) {
-                slots.index[k] = static_cast<OI>(lo + static_cast<std::size_t>(idx[k]));
-                slots.value[k] = val[k];
+    if (has_room) try {
+            room.runs.clear(); // rank order; empty runs left out
+            for (std::size_t r = 0; r < P; ++r) {
+                if (r == self && c.send[self]) room.runs.push_back({s.idx + s.cut[self], s.val + s.cut[self], s.cut[self + 1] - s.cut[self]});
+                if (r != self && c.recv[r])
+                    room.runs.push_back({room.idx.data() + c.at[r], room.val.data() + c.at[r], static_cast<std::size_t>(c.recv[r])});
             }
-            RO::commit_output(out, n);
+            fold_into(room, out, dim, global ? 0 : ranges[self], op, id);
         } catch (...) {
             failure = text_or_out_of_memory([&] { return rank_failure_text(me); });
         }
     throw_if_any_failed(pc, failure, "reduce_scatter failed on");
 }
 
-// One rank's input cut by range, offsets 32-bit when every range is shorter
-// than 2^32. Default: no entries (a rank whose input failed takes part so).
+// One rank's input cut by range: indices global and 32-bit when the
+// dimension fits, else offsets, 32-bit when every range is shorter than
+// 2^32. Its room and counts are the communicator's (comm_state memos).
+// Default: no entries (a rank whose input failed takes part so).
 template <class T>
 struct cut_input {
-    bool narrow = true;
-    slices<std::uint32_t, T> s32;
-    slices<std::uint64_t, T> s64;
-    exchange_counts counts;
+    bool global = true, narrow = true;
+    scatter_room<std::uint32_t, T>* r32 = nullptr;
+    scatter_room<std::uint64_t, T>* r64 = nullptr;
+    slice_counts* counts = nullptr;
 
-    explicit cut_input(std::span<const std::size_t> ranges) : counts(ranges.empty() ? 0 : ranges.size() - 1)
+    cut_input(comm_state& st, std::span<const std::size_t> ranges, std::size_t dim)
     {
         std::size_t widest = 0;
         for (std::size_t r = 0; r + 1 < ranges.size(); ++r) widest = std::max(widest, ranges[r + 1] - ranges[r]);
-        narrow = narrow_indices(widest);
-        s32.cut.assign(ranges.size(), 0);
-        s64.cut.assign(ranges.size(), 0);
+        global = dim == 0 || narrow_indices(dim - 1);
+        narrow = global || narrow_indices(widest);
+        counts = &st.memo<slice_counts>();
+        counts->resize(ranges.size() - 1);
+        if (narrow) r32 = &st.memo<scatter_room<std::uint32_t, T>>();
+        else r64 = &st.memo<scatter_room<std::uint64_t, T>>();
+        narrow ? r32->s.cut.assign(ranges.size(), 0) : r64->s.cut.assign(ranges.size(), 0);
     }
+    // Throws on a corrupt input. An input that is also the output is copied.
     template <class In>
-    void cut(const In& in, std::span<const std::size_t> ranges, const T& id, std::size_t self) // throws on a corrupt input
+    void cut(const In& in, std::span<const std::size_t> ranges, const T& id, std::size_t self, bool is_output)
     {
-        if (narrow) {
-            s32 = cut_by_range<std::uint32_t>(in, ranges, id);
-            counts.count_sends(s32, self);
-        } else {
-            s64 = cut_by_range<std::uint64_t>(in, ranges, id);
-            counts.count_sends(s64, self);
+        if (!narrow) {
+            cut_by_range<std::uint64_t>(in, ranges, id, false, r64->s);
+            counts->count_sends(r64->s, self);
+            return;
         }
+        if (!(global && !is_output && cut_in_place(in, ranges, id, r32->s)))
+            cut_by_range<std::uint32_t>(in, ranges, id, global, r32->s);
+        counts->count_sends(r32->s, self);
     }
     // The exchange and fold, once the ranks agree on dim and ranges.
     template <class Out, class Op>
     void scatter_and_fold(MPI_Comm pc, std::size_t dim, Out& out, const Op& op, std::span<const std::size_t> ranges, const T& id,
                           std::span<std::byte> drain, report& rep)
     {
-        if (narrow) scatter_with(pc, dim, out, op, ranges, id, s32, counts, drain, rep);
-        else scatter_with(pc, dim, out, op, ranges, id, s64, counts, drain, rep);
+        if (narrow) scatter_with(pc, dim, out, op, ranges, id, *r32, *counts, global, drain, rep);
+        else scatter_with(pc, dim, out, op, ranges, id, *r64, *counts, false, drain, rep);
     }
 };
 
@@ -367,7 +471,8 @@ std::vector<std::size_t> reduce_scatter_checked(const boost::mpi::communicator& 
     // input, the exchange's counts) is made before the ranks agree, so that a
     // failure here (a corrupt input, a make_op identity that does not hold on
     // this rank's values, memory) fails every rank.
-    detail::node_buffers& drain_holder = detail::state_of(MPI_Comm(comm)).whole; // collective on first use, agreed
+    detail::comm_state& state = detail::state_of(MPI_Comm(comm)); // collective on first use, agreed
+    detail::node_buffers& drain_holder = state.whole;
     std::vector<std::size_t> used;
     std::optional<detail::cut_input<T>> cut;
     std::string failure;
@@ -382,9 +487,9 @@ std::vector<std::size_t> reduce_scatter_checked(const boost::mpi::communicator& 
         if (failure.empty() && dim > 0 && dim - 1 > static_cast<std::size_t>(std::numeric_limits<OI>::max()))
             failure = "reduce_scatter: dimension " + std::to_string(dim) + " does not fit the output's index type";
         if (failure.empty()) {
-            cut.emplace(used);
+            cut.emplace(state, used, dim);
             failure = detail::identity_law_violation(op, id, in);
-            if (failure.empty()) cut->cut(in, used, id, static_cast<std::size_t>(comm.rank()));
+            if (failure.empty()) cut->cut(in, used, id, static_cast<std::size_t>(comm.rank()), detail::same_object(in, out));
         }
     } catch (...) {
         failure = detail::caught_text();
