@@ -47,6 +47,7 @@
 #include <sparse_reduce/sparse_reduce.hpp>
 
 #include "floor_reduce_scatter.hpp"
+#include "petsc_session.hpp"
 #include "timing.hpp"
 #include "workload.hpp"
 
@@ -112,17 +113,6 @@ options parse(int argc, char** argv)
 
 
 #ifdef SPARSE_REDUCE_HAVE_PETSC
-// PETSc around Boost.MPI's environment: PetscInitialize finds MPI running
-// (PETSC_COMM_WORLD stays MPI_COMM_WORLD) and so leaves MPI_Finalize to
-// Boost; PetscFinalize runs first, as this object is destroyed before the
-// environment.
-struct petsc_session {
-    petsc_session(int& argc, char**& argv) { PetscCallAbort(MPI_COMM_WORLD, PetscInitialize(&argc, &argv, nullptr, nullptr)); }
-    petsc_session(const petsc_session&) = delete;
-    petsc_session& operator=(const petsc_session&) = delete;
-    ~petsc_session() { PetscFinalize(); }
-};
-
 // One PETSc row: the Vec lives across the repetitions, as in a time loop.
 struct petsc_assembly {
     Vec x = nullptr;
@@ -188,31 +178,13 @@ std::vector<double> block_of(std::size_t lo, std::size_t hi, const Indices& idx,
     return d;
 }
 
-// Per row, its time in each repetition (the slowest rank's). Every
-// repetition runs each row once, in an order shuffled the same on every rank,
-// so no row always follows the same neighbour.
-std::vector<std::vector<double>> time_rounds(MPI_Comm comm, int warmup, int reps, const std::vector<std::function<void()>>& fs)
-{
-    for (int i = 0; i < warmup; ++i)
-        for (const auto& f : fs) f();
-    std::vector<std::vector<double>> t(fs.size());
-    std::vector<std::size_t> order(fs.size());
-    std::iota(order.begin(), order.end(), std::size_t{0});
-    std::mt19937 shuffle_rng(12345);
-    for (int i = 0; i < reps; ++i) {
-        std::shuffle(order.begin(), order.end(), shuffle_rng);
-        for (const std::size_t k : order) t[k].push_back(sb::time_collective(comm, 0, 1, fs[k]).median);
-    }
-    return t;
-}
-
 } // namespace
 
 int main(int argc, char** argv)
 {
     mpi::environment env(argc, argv);
 #ifdef SPARSE_REDUCE_HAVE_PETSC
-    petsc_session petsc(argc, argv);
+    sb::petsc_session petsc(argc, argv);
 #endif
     mpi::communicator world;
     const options o = parse(argc, argv);
@@ -321,7 +293,7 @@ int main(int argc, char** argv)
 
         std::vector<std::function<void()>> calls;
         for (const auto& r : rows) calls.push_back(r.call);
-        const auto t = time_rounds(world, o.warmup, o.reps, calls);
+        const auto t = sb::time_rounds(world, o.warmup, o.reps, calls);
 
         // the base of the ratios: the PETSc row with the lower median, else the floor
         std::size_t base = floor_row;

@@ -11,6 +11,7 @@ bool outputs(const boost::mpi::communicator& world);
 bool custom_ops(const boost::mpi::communicator& world);
 bool plans(const boost::mpi::communicator& world);
 bool pattern_plans(const boost::mpi::communicator& world);
+bool matrix_assembly(const boost::mpi::communicator& world);
 bool report(const boost::mpi::communicator& world);
 bool allreduce(const boost::mpi::communicator& world);
 bool reduce_scatter(const boost::mpi::communicator& world);

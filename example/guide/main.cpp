@@ -20,7 +20,8 @@ struct section {
 
 const section sections[] = {
     {"outputs", guide::outputs},       {"custom_ops", guide::custom_ops},
-    {"plans", guide::plans},           {"pattern_plans", guide::pattern_plans}, {"report", guide::report},
+    {"plans", guide::plans},           {"pattern_plans", guide::pattern_plans},
+    {"matrix_assembly", guide::matrix_assembly}, {"report", guide::report},
     {"allreduce", guide::allreduce},   {"reduce_scatter", guide::reduce_scatter},
     {"sort", guide::sort},             {"tuning", guide::tuning}, {"floating_point", guide::floating_point},
     {"errors", guide::errors},

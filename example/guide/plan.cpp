@@ -1,6 +1,6 @@
 // The guide's "Plans", "Fixed-pattern plans" and "The report": a plan reused
-// over time steps, a 1-D assembly that sends values only, and what a call's
-// report says under each policy.
+// over time steps, a 1-D assembly of a vector and of a stiffness matrix that
+// send values only, and what a call's report says under each policy.
 
 #include <sparse_reduce/sparse_reduce.hpp>
 
@@ -10,6 +10,8 @@
 #include <iostream>
 #include <sstream>
 #include <vector>
+
+#include <Eigen/SparseCore>
 
 #include "guide.hpp"
 
@@ -64,6 +66,45 @@ bool pattern_plans(const boost::mpi::communicator& world)
         ok = node == r[me] + k && sums[k] == (node == 0 || node == n - 1 ? 5.0 : 10.0);
     }
     return ok;
+}
+
+bool matrix_assembly(const boost::mpi::communicator& world)
+{
+    const auto me = static_cast<std::size_t>(world.rank()), ranks = static_cast<std::size_t>(world.size());
+    const std::size_t n = 101;
+    //! [matrix_assembly]
+    // The stiffness matrix of linear elements on a 1-D mesh of n nodes: this
+    // rank holds elements me, me + ranks, ..., each adding its 2 x 2 matrix.
+    std::vector<int> i, j;
+    std::vector<double> k;
+    for (std::size_t e = me; e + 1 < n; e += ranks)
+        for (int a = 0; a < 2; ++a)
+            for (int b = 0; b < 2; ++b) {
+                i.push_back(static_cast<int>(e) + a);
+                j.push_back(static_cast<int>(e) + b);
+                k.push_back(a == b ? 1.0 : -1.0);
+            }
+    // Made once, collectively, from the COO lists (as MatSetPreallocationCOO):
+    // rank r gets a block of rows of the n x n matrix.
+    auto plan = sr::make_pattern_plan<double>(world, n, n, i, j);
+    Eigen::SparseMatrix<double, Eigen::RowMajor> K; // every step: values only
+    plan.reduce(k, K, std::plus<>{});
+    // this rank's rows of K: 2 on the diagonal (1 at the two ends), -1 beside it
+    //! [matrix_assembly]
+    const auto rows = plan.ranges();
+    bool ok = K.rows() == static_cast<Eigen::Index>(n) && K.cols() == static_cast<Eigen::Index>(n);
+    std::size_t held = 0;
+    for (std::size_t r = 0; r < n; ++r) {
+        const bool mine = r * n >= rows[me] && r * n < rows[me + 1];
+        const auto row = static_cast<Eigen::Index>(r);
+        const double diag = r == 0 || r == n - 1 ? 1.0 : 2.0;
+        if (mine) {
+            ok = ok && K.coeff(row, row) == diag && (r == 0 || K.coeff(row, row - 1) == -1.0) &&
+                 (r == n - 1 || K.coeff(row, row + 1) == -1.0);
+            held += r == 0 || r == n - 1 ? 2 : 3;
+        }
+    }
+    return ok && static_cast<std::size_t>(K.nonZeros()) == held;
 }
 
 bool report(const boost::mpi::communicator& world)

@@ -5,7 +5,9 @@
 // outputs dense and sparse; plus, min and a non-commutative op; several
 // calls per plan with new values. Then what must throw on every rank, never
 // hang: a changed pattern, a wrong count of values or output size, bad
-// plans, and an op that throws on one rank; and the bytes sent, values only.
+// plans, and an op that throws on one rank; the bytes sent, values only; and
+// matrices (COO lists and Eigen::SparseMatrix, row- and column-major) by
+// blocks of rows.
 
 #define BOOST_TEST_MODULE pattern_plan
 #include "mpi_fixture.hpp"
@@ -24,6 +26,7 @@
 #include <random>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sr = sparse_reduce;
@@ -312,4 +315,96 @@ BOOST_AUTO_TEST_CASE(a_call_sends_values_only)
     const auto sent = boost::mpi::all_reduce(comm, r.bytes_sent, std::plus<>{});
     const auto received = boost::mpi::all_reduce(comm, r.bytes_received, std::plus<>{});
     BOOST_TEST(sent == received);
+}
+
+namespace {
+
+// Rank r's COO entries of an m x m matrix: the 3 x 3 blocks of "elements"
+// (i, i + 1, i + 2) for i = r, r + P, ..., so neighbouring ranks share rows,
+// and repeats within a rank; value of entry k: from (rank, call, k).
+struct coo {
+    std::vector<int> i, j;
+    std::vector<double> v;
+};
+
+coo coo_of(int rank, int ranks, std::size_t m, int call)
+{
+    coo c;
+    for (std::size_t e = static_cast<std::size_t>(rank); e + 2 < m; e += static_cast<std::size_t>(ranks))
+        for (std::size_t a = 0; a < 3; ++a)
+            for (std::size_t b = 0; b < 3; ++b) {
+                c.i.push_back(static_cast<int>(e + a));
+                c.j.push_back(static_cast<int>(e + b));
+                c.v.push_back(static_cast<double>((rank + 1) * (call + 2)) + static_cast<double>(c.v.size() % 5) / 4);
+            }
+    return c;
+}
+
+std::map<std::pair<int, int>, double> matrix_fold(int ranks, std::size_t m, int call)
+{
+    std::map<std::pair<int, int>, double> sum;
+    for (int r = 0; r < ranks; ++r) {
+        const coo c = coo_of(r, ranks, m, call);
+        for (std::size_t k = 0; k < c.v.size(); ++k) sum[{c.i[k], c.j[k]}] += c.v[k];
+    }
+    return sum;
+}
+
+// out holds exactly the fold's entries in rows [r0, r1), compressed.
+template <class M>
+bool holds_rows(const M& out, const std::map<std::pair<int, int>, double>& want, std::size_t m, std::size_t r0, std::size_t r1)
+{
+    if (out.rows() != static_cast<Eigen::Index>(m) || out.cols() != static_cast<Eigen::Index>(m) || !out.isCompressed())
+        return false;
+    std::size_t expect = 0;
+    for (const auto& [at, v] : want)
+        if (static_cast<std::size_t>(at.first) >= r0 && static_cast<std::size_t>(at.first) < r1) {
+            ++expect;
+            if (out.coeff(at.first, at.second) != v) return false;
+        }
+    return static_cast<std::size_t>(out.nonZeros()) == expect;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(matrices_from_coo_lists_and_from_eigen_fold_by_row_blocks)
+{
+    auto& comm = world();
+    const auto me = static_cast<std::size_t>(comm.rank());
+    const std::size_t m = 53;
+    const auto rows = sr::block_ranges(m, comm.size());
+    for (const auto& target : {sr::pattern_target::scatter(), sr::pattern_target::all(), sr::pattern_target::root(0)}) {
+        const coo c0 = coo_of(comm.rank(), comm.size(), m, 0);
+        auto plan = sr::make_pattern_plan<double>(comm, m, m, c0.i, c0.j, target);
+        Eigen::SparseMatrix<double, Eigen::RowMajor> by_rows;
+        Eigen::SparseMatrix<double> by_cols;
+        bool ok = true;
+        for (int call = 0; call < 2; ++call) {
+            const coo c = coo_of(comm.rank(), comm.size(), m, call);
+            plan.reduce(c.v, by_rows, std::plus<>{});
+            plan.reduce(std::span<const double>(c.v), by_cols, std::plus<>{});
+            const auto want = matrix_fold(comm.size(), m, call);
+            const auto owned = plan.ranges(); // entries: rows times m
+            const std::size_t r0 = target.to_all() ? 0 : owned[me] / m, r1 = target.to_all() ? m : owned[me + 1] / m;
+            if (target.writes(comm.rank()))
+                ok = ok && holds_rows(by_rows, want, m, r0, r1) && holds_rows(by_cols, want, m, r0, r1);
+        }
+        BOOST_TEST(all_ok(ok));
+    }
+    // the pattern and the values of an Eigen matrix assembled on each rank
+    for (int call = 0; call < 2; ++call) {
+        const coo c = coo_of(comm.rank(), comm.size(), m, call);
+        std::vector<Eigen::Triplet<double>> t;
+        for (std::size_t k = 0; k < c.v.size(); ++k) t.emplace_back(c.i[k], c.j[k], c.v[k]);
+        Eigen::SparseMatrix<double> local(static_cast<Eigen::Index>(m), static_cast<Eigen::Index>(m)), out;
+        local.setFromTriplets(t.begin(), t.end()); // sums repeats, column-major
+        auto plan = sr::make_pattern_plan<double>(comm, local);
+        plan.reduce(local, out, std::plus<>{});
+        BOOST_TEST(all_ok(holds_rows(out, matrix_fold(comm.size(), m, call), m, rows[me], rows[me + 1])));
+        // another structure on the last rank: every rank throws
+        Eigen::SparseMatrix<double> other = local;
+        if (comm.rank() == comm.size() - 1) other.coeffRef(0, static_cast<Eigen::Index>(m) - 1) = 1.0;
+        other.makeCompressed();
+        BOOST_TEST(throws_everywhere([&] { plan.reduce(other, out, std::plus<>{}); }, "stored entries for a pattern"));
+    }
 }

@@ -1247,4 +1247,29 @@ BOOST_AUTO_TEST_CASE(a_rank_that_cannot_allocate_in_a_pattern_plan_fails_everywh
                               },
                               good);
         }
+    // a matrix of fault_dim / 10 rows and 10 columns from COO lists, written
+    // column-major (its structure and staged values made on the first call)
+    const std::size_t rows = fault_dim / 10, cols = 10;
+    std::vector<std::int32_t> ri, ci;
+    for (const auto at : pattern) {
+        ri.push_back(at / static_cast<std::int32_t>(cols));
+        ci.push_back(at % static_cast<std::int32_t>(cols));
+    }
+    Eigen::SparseMatrix<double> matrix;
+    for (int victim : P > 1 ? std::vector<int>{0, P - 1} : std::vector<int>{0})
+        sweep_allocations("make_pattern_plan of a matrix and a call", victim, {}, sweep_rule::all_or_none,
+                          [&](const boost::mpi::communicator& c) {
+                              auto plan = sr::make_pattern_plan<double>(c, rows, cols, ri, ci);
+                              plan.reduce(values, matrix, std::plus<>{});
+                              const auto r = plan.ranges();
+                              bool ok = matrix.nonZeros() == static_cast<Eigen::Index>(plan.support().size());
+                              for (std::size_t k = 0; ok && k < plan.support().size(); ++k) {
+                                  const std::size_t at = plan.support()[k];
+                                  ok = at >= r[static_cast<std::size_t>(c.rank())] &&
+                                       matrix.coeff(static_cast<Eigen::Index>(at / cols),
+                                                    static_cast<Eigen::Index>(at % cols)) == want[at];
+                              }
+                              if (!ok) throw std::runtime_error("the call returned a wrong result");
+                          },
+                          good);
 }

@@ -18,6 +18,15 @@
 ///     root(r)          reduce: rank r gets everything
 ///     all()            allreduce: every rank gets everything
 ///
+/// Matrices: `make_pattern_plan<T>(comm, rows, cols, i, j [, target [,
+/// options]])` from COO lists (entry k at (i[k], j[k]), as
+/// MatSetPreallocationCOO), or `make_pattern_plan<T>(comm, matrix [, ...])`
+/// from a compressed Eigen::SparseMatrix's stored entries; values are then a
+/// vector aligned with the lists or a matrix of the same structure, the
+/// output an Eigen::SparseMatrix (row- or column-major) of rows x cols that
+/// holds this rank's part, and a target's ranges count rows (scatter(): a
+/// block of rows per rank). Entry (r, c) is index r * cols + c of support().
+///
 /// A rank's result is the sums at its support (plan.support(): the sorted,
 /// distinct indices of every rank's pattern that fall in its part), structural
 /// entries included: an entry whose sum is the identity stays. `out` is a
@@ -49,7 +58,9 @@
 #include <climits>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <memory>
+#include <ranges>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -152,8 +163,8 @@ public:
     /// @return what this rank did (bytes and messages sent and received)
     /// @throws sparse_reduce::error on every rank for the errors in this file's notes
     template <class Values, class Out, class Op>
-        requires representation<Values> && representation<Out> && associative_op<Op, T> &&
-                 std::same_as<value_type_of<Values>, T> && std::same_as<value_type_of<Out>, T>
+        requires detail::pattern_operand<Values, T> && detail::pattern_operand<std::remove_cvref_t<Out>, T> &&
+                 associative_op<Op, T>
     report reduce(const Values& values, Out&& out, const Op& op)
     {
         return detail::pattern_call(*s_, values, out, op);
@@ -162,6 +173,50 @@ public:
 private:
     std::shared_ptr<detail::pattern_state<T>> s_;
 };
+
+namespace detail {
+
+// The plans' common making: a vector's (cols 0: `size` is its dimension) or
+// a matrix's (size rows, cols columns: dimension rows * cols, ranges of rows).
+template <class T, class MakePattern>
+pattern_plan<T> make_pattern_plan_from(const boost::mpi::communicator& comm, std::size_t size, std::size_t cols,
+                                       MakePattern&& make_pattern, const pattern_target& target, pattern_options options)
+{
+    require_intracommunicator(MPI_Comm(comm), "make_pattern_plan");
+    auto owner = private_comm_owner(MPI_Comm(comm));
+    const std::size_t dimension = cols ? size * cols : size;
+    std::shared_ptr<pattern_state<T>> s;
+    std::string failure;
+    try {
+        if (cols && size > std::numeric_limits<std::uint64_t>::max() / cols) fail("the matrix has more than 2^64 entries");
+        s = std::make_shared<pattern_state<T>>();
+        s->comm = owner;
+        s->check_indices = options.check_indices;
+        pattern_layout& l = s->l;
+        l.rank = comm.rank();
+        l.ranks = comm.size();
+        l.dimension = dimension;
+        l.rows = cols ? size : 0;
+        l.cols = cols;
+        l.to_all = target.to_all();
+        l.writes = target.writes(l.rank);
+        l.pattern = make_pattern();
+        failure = target.ranges_for(cols ? size : dimension, l.ranks, l.ranges);
+        for (auto& b : l.ranges) b *= cols ? cols : 1; // rows to entries
+        if (failure.empty()) failure = group_by_owner(l);
+    } catch (...) {
+        failure = caught_text();
+    }
+    // the target's kind joins the ranges' hash: an allreduce and a
+    // reduce_scatter over the same ranges would not make the same calls
+    const bool ok = failure.empty() && s;
+    const std::uint64_t agreed = ok ? hash_ranges(s->l.ranges) ^ (target.to_all() ? ~std::uint64_t{0} : 0) : 0;
+    agree_or_throw(owner->comm, dimension, agreed, failure, "make_pattern_plan");
+    build_pattern_state(*s);
+    return pattern_plan<T>(std::move(s));
+}
+
+} // namespace detail
 
 /// Makes a pattern_plan; collective.
 /// @tparam T        the value type of the calls
@@ -176,36 +231,44 @@ private:
 ///         dimension, ranks that disagree on the dimension or the target, an
 ///         invalid root or ranges, or memory that runs out on a rank
 template <class T, class Pattern>
+    requires(!std::integral<Pattern>)
 pattern_plan<T> make_pattern_plan(const boost::mpi::communicator& comm, std::size_t dimension, const Pattern& pattern,
                                   const pattern_target& target = pattern_target::scatter(), pattern_options options = {})
 {
-    detail::require_intracommunicator(MPI_Comm(comm), "make_pattern_plan");
-    auto owner = detail::private_comm_owner(MPI_Comm(comm));
-    std::shared_ptr<detail::pattern_state<T>> s;
-    std::string failure;
-    try {
-        s = std::make_shared<detail::pattern_state<T>>();
-        s->comm = owner;
-        s->check_indices = options.check_indices;
-        detail::pattern_layout& l = s->l;
-        l.rank = comm.rank();
-        l.ranks = comm.size();
-        l.dimension = dimension;
-        l.to_all = target.to_all();
-        l.writes = target.writes(l.rank);
-        l.pattern = detail::pattern_indices(pattern);
-        failure = target.ranges_for(dimension, l.ranks, l.ranges);
-        if (failure.empty()) failure = detail::group_by_owner(l);
-    } catch (...) {
-        failure = detail::caught_text();
-    }
-    // the target's kind joins the ranges' hash: an allreduce and a
-    // reduce_scatter over the same ranges would not make the same calls
-    const bool ok = failure.empty() && s;
-    const std::uint64_t agreed = ok ? detail::hash_ranges(s->l.ranges) ^ (target.to_all() ? ~std::uint64_t{0} : 0) : 0;
-    detail::agree_or_throw(owner->comm, dimension, agreed, failure, "make_pattern_plan");
-    detail::build_pattern_state(*s);
-    return pattern_plan<T>(std::move(s));
+    return detail::make_pattern_plan_from<T>(comm, dimension, 0, [&] { return detail::pattern_indices(pattern); }, target,
+                                             options);
 }
+
+/// Makes a pattern_plan of matrices (Eigen::SparseMatrix values and
+/// outputs) from a compressed Eigen::SparseMatrix's structure: its stored
+/// entries, in storage order, as MatSetValuesCOO's pattern. The target's
+/// ranges count rows: scatter() gives rank r a block of rows
+/// (block_ranges(rows, P)). Collective; throws as make_pattern_plan does.
+template <class T, class S, int O, class I>
+pattern_plan<T> make_pattern_plan(const boost::mpi::communicator& comm, const Eigen::SparseMatrix<S, O, I>& pattern,
+                                  const pattern_target& target = pattern_target::scatter(), pattern_options options = {})
+{
+    const auto rows = static_cast<std::size_t>(pattern.rows()), cols = static_cast<std::size_t>(pattern.cols());
+    return detail::make_pattern_plan_from<T>(comm, rows, cols, [&] { return detail::matrix_pattern(pattern); }, target,
+                                             options);
+}
+
+/// Makes a pattern_plan of a rows x cols matrix from COO lists, as PETSc's
+/// MatSetPreallocationCOO takes them: entry k at (i[k], j[k]), any order,
+/// repeats allowed (folded too). Calls take values aligned with the lists;
+/// the target's ranges count rows. Collective; throws as make_pattern_plan
+/// does, and for an entry outside the matrix.
+template <class T, class RowIndices, class ColIndices>
+pattern_plan<T> make_pattern_plan(const boost::mpi::communicator& comm, std::size_t rows, std::size_t cols,
+                                  const RowIndices& i, const ColIndices& j,
+                                  const pattern_target& target = pattern_target::scatter(), pattern_options options = {})
+{
+    return detail::make_pattern_plan_from<T>(
+        comm, rows, cols,
+        [&] { return detail::coo_pattern(rows, cols, std::span(std::ranges::data(i), std::ranges::size(i)),
+                                         std::span(std::ranges::data(j), std::ranges::size(j))); },
+        target, options);
+}
+
 
 } // namespace sparse_reduce

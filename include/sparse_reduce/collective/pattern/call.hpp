@@ -29,13 +29,14 @@
 #include "../../repr/representation.hpp"
 #include "../../report.hpp"
 #include "layout.hpp"
+#include "matrix.hpp"
 #include "values.hpp"
 
 namespace sparse_reduce::detail {
 
 // The caller's values, checked against the plan (throws why not).
 template <class T, class Values>
-std::span<const T> pattern_values(const pattern_state<T>& s, const Values& values)
+std::span<const T> vector_values(const pattern_state<T>& s, const Values& values)
 {
     using R = repr_traits<std::remove_cvref_t<Values>>;
     const pattern_layout& l = s.l;
@@ -68,10 +69,9 @@ std::span<const T> pattern_values(const pattern_state<T>& s, const Values& value
 // The output, sized to the support (a sparse one gets its indices); its
 // values, or null where this rank gets nothing (a reduce's other ranks).
 template <class T, class Out>
-T* pattern_output(const pattern_layout& l, Out& out)
+T* vector_output(const pattern_layout& l, Out& out)
 {
     using R = repr_traits<std::remove_cvref_t<Out>>;
-    if (!l.writes) return nullptr;
     const auto& sup = l.support();
     if constexpr (R::kind == repr_kind::dense) {
         return R::output(out, sup.size()).data();
@@ -87,6 +87,28 @@ T* pattern_output(const pattern_layout& l, Out& out)
         static_assert(dependent_false<Out>, "pattern_plan::reduce: out is a contiguous vector of T, an "
                                             "Eigen::SparseVector or an index_value_vector");
     }
+}
+
+// What a call takes as values or output: a representation of T, or an
+// Eigen::SparseMatrix of T.
+template <class V, class T>
+concept pattern_operand = (sparse_matrix<V> && std::same_as<typename std::remove_cvref_t<V>::Scalar, T>) ||
+                          (representation<V> && std::same_as<value_type_of<V>, T>);
+
+// The values and the output of a call, a matrix's (pattern/matrix.hpp) or a vector's.
+template <class T, class Values>
+std::span<const T> pattern_values(const pattern_state<T>& s, const Values& values)
+{
+    if constexpr (sparse_matrix<Values>) return matrix_values<T>(s.l, values, s.check_indices);
+    else return vector_values(s, values);
+}
+
+template <class T, class Out>
+T* pattern_output(pattern_state<T>& s, Out& out)
+{
+    if (!s.l.writes) return nullptr;
+    if constexpr (sparse_matrix<Out>) return matrix_output<T>(s.l, out, s.split, s.staged);
+    else return vector_output<T>(s.l, out);
 }
 
 // Posts this call's receives (rank order) and sends (from `from`, the runs
@@ -123,9 +145,15 @@ void fold_pattern_runs(pattern_state<T>& s, std::span<const T> v, T* o, const T&
     for (int r = 0; r < l.ranks; ++r) {
         const std::size_t n = l.receives(r);
         const std::uint32_t* at = slot + l.recv_cut[r];
-        if (r == l.rank) {
-            const std::size_t first = l.send_cut[r];
-            for (std::size_t k = 0; k < n; ++k) o[at[k]] = op(o[at[k]], v[l.entry(first + k)]);
+        if (r == l.rank) { // read in place: straight, or through the order by owner
+            const T* own = v.data();
+            if (l.grouped) {
+                own += l.send_cut[r];
+                for (std::size_t k = 0; k < n; ++k) o[at[k]] = op(o[at[k]], own[k]);
+            } else {
+                const std::uint32_t* from = l.order.data() + l.send_cut[r];
+                for (std::size_t k = 0; k < n; ++k) o[at[k]] = op(o[at[k]], own[from[k]]);
+            }
             continue;
         }
         if (!n) continue;
@@ -147,15 +175,17 @@ report pattern_call(pattern_state<T>& s, const Values& values, Out& out, const O
     T* o = nullptr;
     try {
         v = pattern_values(s, values);
-        o = pattern_output<T>(l, out);
+        o = pattern_output<T>(s, out);
     } catch (...) {
         failure = text_or_out_of_memory([&] { return rank_failure_text(l.rank); });
     }
     const bool ok = failure.empty();
     const T* from = s.send.data();
     if (ok && l.grouped) from = v.data();
-    else if (ok)
-        for (std::size_t k = 0; k < l.pattern_size(); ++k) s.send[k] = v[l.order[k]];
+    else if (ok) // the runs for the other ranks; the own run is folded from v
+        for (int d = 0; d < l.ranks; ++d)
+            if (d != l.rank)
+                for (std::size_t k = l.send_cut[d]; k < l.send_cut[d + 1]; ++k) s.send[k] = v[l.order[k]];
     int candidate = ok ? INT_MAX : l.rank, first = INT_MAX;
     MPI_Request status;
     post_pattern_exchange(s, from, &candidate, &first, &status);
@@ -173,6 +203,8 @@ report pattern_call(pattern_state<T>& s, const Values& values, Out& out, const O
     if constexpr (!noexcept(op(id, id))) throw_if_any_failed(pc, fold_failure, "pattern plan reduce failed on");
     if (l.to_all)
         MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_BYTE, o, s.all_bytes.data(), s.all_at.data(), MPI_BYTE, pc);
+    if constexpr (sparse_matrix<Out>)
+        if (o) finish_matrix(out, s.split, s.staged);
     report rep = s.traffic;
     rep.seconds = MPI_Wtime() - started;
     return rep;

@@ -36,6 +36,7 @@ namespace sparse_reduce::detail {
 struct pattern_layout {
     int rank = 0, ranks = 1;
     std::size_t dimension = 0;
+    std::uint64_t rows = 0, cols = 0; // a matrix plan's shape (pattern/matrix.hpp); 0 for a vector's
     std::vector<std::size_t> ranges;    // P + 1 boundaries of the owners' ranges
     std::vector<std::uint64_t> pattern; // this rank's pattern, as given
     bool grouped = true;                // pattern entries already grouped by owner, in owner order

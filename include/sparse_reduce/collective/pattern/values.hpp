@@ -33,6 +33,7 @@
 #include "../../repr/representation.hpp"
 #include "../../report.hpp"
 #include "layout.hpp"
+#include "matrix.hpp"
 
 namespace sparse_reduce::detail {
 
@@ -46,6 +47,8 @@ struct pattern_state {
     std::vector<std::size_t> posted; // P + 1: rank s's receive requests, posted[s] .. posted[s + 1]
     std::vector<int> all_bytes, all_at; // allreduce: each owner's part of the union, in bytes
     report traffic;                     // what every call sends and receives
+    matrix_split split;                 // a matrix output's structure, made on first use
+    value_vector<T> staged;             // a column-major output's values in the support's order
 };
 
 // This rank's pattern as global indices.
@@ -61,7 +64,8 @@ std::vector<std::uint64_t> pattern_indices(const Pattern& p)
         }
         return v;
     };
-    if constexpr (index_value_representation<Pattern>) return copy(repr_traits<Pattern>::indices(p));
+    if constexpr (sparse_matrix<Pattern>) return matrix_pattern(p);
+    else if constexpr (index_value_representation<Pattern>) return copy(repr_traits<Pattern>::indices(p));
     else {
         static_assert(std::ranges::contiguous_range<const Pattern> &&
                           std::integral<std::remove_cv_t<std::ranges::range_value_t<const Pattern>>>,
