@@ -204,3 +204,29 @@ BOOST_AUTO_TEST_CASE(one_shot_dense_calls_recount_when_the_data_changes)
         BOOST_TEST(rep.algorithm.str() == first.algorithm.str(), per_mille << " per mille");
     }
 }
+
+// reduce_scatter keeps what it receives and its rounds on the communicator:
+// repeated calls allocate only the ranges they return. A pattern plan's
+// calls allocate nothing, into vectors or matrices.
+BOOST_AUTO_TEST_CASE(reduce_scatter_and_pattern_plan_calls_allocate_nothing_in_steady_state)
+{
+    auto& comm = world();
+    const auto in = input_of(comm.rank());
+    Eigen::SparseVector<double> out;
+    const std::size_t a = allocations_of([&] { sr::reduce_scatter(comm, in, out, std::plus<>{}); });
+    BOOST_TEST(a == 20u, "reduce_scatter: " << a << " allocations in 20 calls (20 for the ranges returned)");
+    auto plan = sr::make_pattern_plan<double>(comm, dim, in, sr::pattern_target::all());
+    std::vector<double> sums;
+    const std::size_t b = allocations_of([&] { plan.reduce(in, sums, std::plus<>{}); });
+    BOOST_TEST(b == 0u, "pattern plan: " << b << " allocations in 20 calls");
+    std::vector<int> i, j;
+    for (Eigen::SparseVector<double>::InnerIterator it(in); it; ++it) {
+        i.push_back(static_cast<int>(it.index() / 256));
+        j.push_back(static_cast<int>(it.index() % 256));
+    }
+    auto matrix_plan = sr::make_pattern_plan<double>(comm, dim / 256, 256, i, j);
+    Eigen::SparseMatrix<double> by_cols;
+    const std::vector<double> values(in.valuePtr(), in.valuePtr() + in.nonZeros());
+    const std::size_t c = allocations_of([&] { matrix_plan.reduce(values, by_cols, std::plus<>{}); });
+    BOOST_TEST(c == 0u, "matrix pattern plan: " << c << " allocations in 20 calls");
+}

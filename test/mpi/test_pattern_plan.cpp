@@ -407,4 +407,16 @@ BOOST_AUTO_TEST_CASE(matrices_from_coo_lists_and_from_eigen_fold_by_row_blocks)
         other.makeCompressed();
         BOOST_TEST(throws_everywhere([&] { plan.reduce(other, out, std::plus<>{}); }, "stored entries for a pattern"));
     }
+    // 4 x 6 on the last rank, 6 x 4 elsewhere: the same ranges of entries, another shape
+    if (comm.size() > 1) {
+        const bool last = comm.rank() == comm.size() - 1;
+        const std::vector<int> i{0}, j{0};
+        BOOST_TEST(throws_everywhere([&] { sr::make_pattern_plan<double>(comm, last ? 4 : 6, last ? 6 : 4, i, j); },
+                                     "different index ranges"));
+    }
+    // values and out one object
+    const coo c = coo_of(comm.rank(), comm.size(), m, 0);
+    auto vector_plan = sr::make_pattern_plan<double>(comm, m * m, std::vector<std::size_t>(c.i.begin(), c.i.end()));
+    std::vector<double> both = c.v;
+    BOOST_TEST(throws_everywhere([&] { vector_plan.reduce(both, both, std::plus<>{}); }, "the same object"));
 }

@@ -182,6 +182,22 @@ BOOST_AUTO_TEST_CASE(inputs_sent_in_place_or_copied_fold_alike)
         held += want[i] != 0 && top + i >= used[me] && top + i < used[me + 1];
     }
     BOOST_TEST(all_ok(ok && held == out64.nnz()));
+    // a dimension of 2^32 + 1: its last index needs 33 bits, so offsets travel
+    const std::size_t just_over = (std::size_t{1} << 32) + 1;
+    sr::index_value_vector<double, std::uint64_t> edge(just_over), edge_out;
+    edge.push_back(5, 1.0);
+    edge.push_back(just_over - 1, 2.0);
+    const auto edge_ranges = sr::reduce_scatter(comm, edge, edge_out, std::plus<>{});
+    bool edge_ok = true;
+    std::size_t edge_held = 0;
+    for (const std::size_t i : {std::size_t{5}, just_over - 1})
+        edge_held += i >= edge_ranges[me] && i < edge_ranges[me + 1];
+    for (std::size_t k = 0; k < edge_out.nnz(); ++k) {
+        const std::size_t i = edge_out.indices()[k];
+        edge_ok = edge_ok && (i == 5 || i == just_over - 1) && i >= edge_ranges[me] && i < edge_ranges[me + 1] &&
+                  edge_out.values()[k] == (i == 5 ? 1.0 : 2.0) * comm.size();
+    }
+    BOOST_TEST(all_ok(edge_ok && edge_held == edge_out.nnz()));
 }
 
 // Under zipf skew the balanced ranges keep every rank's share of the result

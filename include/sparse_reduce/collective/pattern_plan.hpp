@@ -45,12 +45,13 @@
 /// owners' sums. No index is sent or compared in a call.
 ///
 /// Errors: a pattern index outside the dimension, ranks that disagree on the
-/// dimension or target, or memory that runs out while the plan is made
+/// dimension, the target or a matrix's shape, or memory that runs out while the plan is made
 /// throw sparse_reduce::error on every rank. In a call, values of another
 /// size than the pattern, a sparse `values` whose indices differ from the
 /// pattern (compared entry by entry unless pattern_options::check_indices is
-/// off: then only the count is checked) or of another dimension, and an
-/// output of the wrong size, throw on every rank naming the lowest rank at
+/// off: then only the count is checked) or of another dimension, an
+/// output of the wrong size, and `values` that are `out` (the output is made
+/// before the values are read), throw on every rank naming the lowest rank at
 /// fault: the ranks agree on it with one small MPI_Iallreduce that travels
 /// with the values. An operation that may throw (one not noexcept) adds one
 /// small allreduce after the fold, so a throw on one rank throws on all.
@@ -176,11 +177,12 @@ private:
 
 namespace detail {
 
-// The plans' common making: a vector's (cols 0: `size` is its dimension) or
-// a matrix's (size rows, cols columns: dimension rows * cols, ranges of rows).
+// The plans' common making: a vector's (`size` its dimension, cols 0) or a
+// matrix's (size rows, cols columns: dimension rows * cols, ranges of rows).
 template <class T, class MakePattern>
 pattern_plan<T> make_pattern_plan_from(const boost::mpi::communicator& comm, std::size_t size, std::size_t cols,
-                                       MakePattern&& make_pattern, const pattern_target& target, pattern_options options)
+                                       MakePattern&& make_pattern, const pattern_target& target, pattern_options options,
+                                       bool matrix = false)
 {
     require_intracommunicator(MPI_Comm(comm), "make_pattern_plan");
     auto owner = private_comm_owner(MPI_Comm(comm));
@@ -188,7 +190,9 @@ pattern_plan<T> make_pattern_plan_from(const boost::mpi::communicator& comm, std
     std::shared_ptr<pattern_state<T>> s;
     std::string failure;
     try {
-        if (cols && size > std::numeric_limits<std::uint64_t>::max() / cols) fail("the matrix has more than 2^64 entries");
+        if (matrix && (cols == 0 || size > std::numeric_limits<std::uint32_t>::max() ||
+                       cols > std::numeric_limits<std::uint32_t>::max()))
+            fail("a matrix of no columns, or of more than 2^32 - 1 rows or columns");
         s = std::make_shared<pattern_state<T>>();
         s->comm = owner;
         s->check_indices = options.check_indices;
@@ -210,7 +214,10 @@ pattern_plan<T> make_pattern_plan_from(const boost::mpi::communicator& comm, std
     // the target's kind joins the ranges' hash: an allreduce and a
     // reduce_scatter over the same ranges would not make the same calls
     const bool ok = failure.empty() && s;
-    const std::uint64_t agreed = ok ? hash_ranges(s->l.ranges) ^ (target.to_all() ? ~std::uint64_t{0} : 0) : 0;
+    // and a matrix's shape: 4 x 6 and 6 x 4 have the same ranges of entries
+    const std::uint64_t agreed = ok ? hash_ranges(s->l.ranges) ^ (target.to_all() ? ~std::uint64_t{0} : 0) ^
+                                          (s->l.cols * 0x9E3779B97F4A7C15ull)
+                                    : 0;
     agree_or_throw(owner->comm, dimension, agreed, failure, "make_pattern_plan");
     build_pattern_state(*s);
     return pattern_plan<T>(std::move(s));
@@ -250,7 +257,7 @@ pattern_plan<T> make_pattern_plan(const boost::mpi::communicator& comm, const Ei
 {
     const auto rows = static_cast<std::size_t>(pattern.rows()), cols = static_cast<std::size_t>(pattern.cols());
     return detail::make_pattern_plan_from<T>(comm, rows, cols, [&] { return detail::matrix_pattern(pattern); }, target,
-                                             options);
+                                             options, true);
 }
 
 /// Makes a pattern_plan of a rows x cols matrix from COO lists, as PETSc's
@@ -267,7 +274,7 @@ pattern_plan<T> make_pattern_plan(const boost::mpi::communicator& comm, std::siz
         comm, rows, cols,
         [&] { return detail::coo_pattern(rows, cols, std::span(std::ranges::data(i), std::ranges::size(i)),
                                          std::span(std::ranges::data(j), std::ranges::size(j))); },
-        target, options);
+        target, options, true);
 }
 
 

@@ -192,6 +192,9 @@ bool cut_in_place(const In& in, std::span<const std::size_t> ranges, const T& id
         using Idx = typename R::index_type;
         if constexpr (sizeof(Idx) != 4 || !std::is_integral_v<Idx>) return false;
         else {
+            // a signed index reads as its unsigned twin, so a negative one is out
+            // of range only where the dimension stays below 2^31
+            if (std::is_signed_v<Idx> && dimension(in) > (std::size_t{1} << 31)) return false;
             const auto ix = R::indices(in);
             const auto v = R::values(in);
             const auto* u = reinterpret_cast<const std::uint32_t*>(ix.data()); // a signed index reads as its unsigned twin
@@ -339,9 +342,9 @@ void make_room(scatter_room<I, T>& room, slice_counts& c, std::size_t self, std:
     }
     room.runs.reserve(P);
     room.next.reserve(P);
-    std::size_t posts = c.reqs.capacity(); // the sends'
+    std::size_t posts = 0; // the sends' and the receives': reserved once sizes settle
     for (std::size_t r = 0; r < P; ++r)
-        if (r != self && c.recv[r]) posts += slice_pieces<I, T>(c.recv[r]);
+        if (r != self) posts += (c.send[r] ? slice_pieces<I, T>(c.send[r]) : 0) + (c.recv[r] ? slice_pieces<I, T>(c.recv[r]) : 0);
     c.reqs.reserve(posts);
 }
 
@@ -424,7 +427,7 @@ struct cut_input {
     {
         std::size_t widest = 0;
         for (std::size_t r = 0; r + 1 < ranges.size(); ++r) widest = std::max(widest, ranges[r + 1] - ranges[r]);
-        global = dim == 0 || narrow_indices(dim - 1);
+        global = narrow_indices(dim); // every index of the dimension fits 32 bits
         narrow = global || narrow_indices(widest);
         counts = &st.memo<slice_counts>();
         counts->resize(ranges.size() - 1);

@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -174,6 +175,8 @@ report pattern_call(pattern_state<T>& s, const Values& values, Out& out, const O
     std::span<const T> v;
     T* o = nullptr;
     try {
+        if (static_cast<const void*>(std::addressof(values)) == static_cast<const void*>(std::addressof(out)))
+            fail("values and out are the same object (the output is made before the values are read)");
         v = pattern_values(s, values);
         o = pattern_output<T>(s, out);
     } catch (...) {

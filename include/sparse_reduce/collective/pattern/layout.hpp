@@ -119,7 +119,7 @@ void agreed_step(MPI_Comm pc, int me, F&& f)
     try {
         f();
     } catch (...) {
-        failure = rank_failure_text(me);
+        failure = text_or_out_of_memory([&] { return rank_failure_text(me); });
     }
     throw_if_any_failed(pc, failure, pattern_build_failed);
 }

@@ -109,34 +109,38 @@ struct matrix_split {
     // 32-bit, as a support is (pattern/layout.hpp): copied whole into an
     // output whose StorageIndex is 32-bit too
     std::vector<std::uint32_t> row_start, col_start, col, row, place;
+    // Each made whole into locals and kept only then: a call that fails
+    // half-way (memory) leaves nothing half made for the next.
     void make_row_major(const pattern_layout& l)
     {
         if (!row_start.empty() || l.rows == 0) return;
         const auto& sup = l.support();
-        row_start.assign(l.rows + 1, 0);
-        col.resize(sup.size());
+        std::vector<std::uint32_t> starts(l.rows + 1, 0), cols(sup.size());
         for (std::size_t k = 0; k < sup.size(); ++k) {
-            ++row_start[static_cast<std::size_t>(sup[k] / l.cols) + 1];
-            col[k] = static_cast<std::uint32_t>(sup[k] % l.cols);
+            ++starts[static_cast<std::size_t>(sup[k] / l.cols) + 1];
+            cols[k] = static_cast<std::uint32_t>(sup[k] % l.cols);
         }
-        for (std::size_t r = 0; r < l.rows; ++r) row_start[r + 1] += row_start[r];
+        for (std::size_t r = 0; r < l.rows; ++r) starts[r + 1] += starts[r];
+        col = std::move(cols);
+        row_start = std::move(starts);
     }
     void make_col_major(const pattern_layout& l)
     {
         if (!col_start.empty() || l.cols == 0) return;
         make_row_major(l);
         const auto& sup = l.support();
-        col_start.assign(l.cols + 1, 0);
-        row.resize(sup.size());
-        place.resize(sup.size());
-        for (std::size_t k = 0; k < sup.size(); ++k) ++col_start[col[k] + 1];
-        for (std::size_t c = 0; c < l.cols; ++c) col_start[c + 1] += col_start[c];
-        std::vector<std::uint32_t> next(col_start.begin(), col_start.end() - 1);
+        std::vector<std::uint32_t> starts(l.cols + 1, 0), rows(sup.size()), places(sup.size());
+        for (std::size_t k = 0; k < sup.size(); ++k) ++starts[col[k] + 1];
+        for (std::size_t c = 0; c < l.cols; ++c) starts[c + 1] += starts[c];
+        std::vector<std::uint32_t> next(starts.begin(), starts.end() - 1);
         for (std::size_t r = 0; r < l.rows; ++r)
             for (std::size_t k = row_start[r]; k < row_start[r + 1]; ++k) {
-                place[k] = static_cast<std::uint32_t>(next[col[k]]++);
-                row[place[k]] = static_cast<std::uint32_t>(r);
+                places[k] = next[col[k]]++;
+                rows[places[k]] = static_cast<std::uint32_t>(r);
             }
+        row = std::move(rows);
+        place = std::move(places);
+        col_start = std::move(starts);
     }
 };
 
