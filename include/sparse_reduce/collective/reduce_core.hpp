@@ -499,9 +499,9 @@ report reduce_core::run_windows(const schedule& sched, const detail::stream_conf
     } catch (const std::bad_alloc&) {
         settle(detail::rank_failure_text(rank_)); // throws
     }
-    detail::run_nodes(private_, program->bindings(), mem, [this](const std::string& failure) {
-        settle(failure.empty() ? failure : "rank " + std::to_string(rank_) + ": " + failure);
-    });
+    detail::node_run run(private_, program->refs(), mem);
+    settle(run.failure().empty() ? run.failure() : "rank " + std::to_string(rank_) + ": " + run.failure());
+    run.run();
 
     report rep;
     rep.algorithm = describe_once(sched, false);

@@ -6,6 +6,11 @@
 // is being sent. Several nodes can share one rank (the root of a forwarded
 // tree is both an inner node and the receiver of the result) and are driven
 // together, so neither waits on the other.
+//
+// node_run is the executor as an object that its caller advances, a step
+// (one completed request) at a time, or to the end (run). It reaches the
+// nodes through node_ref (exec/node_binding.hpp), so it is compiled once
+// whatever the nodes' value type, operation and reader.
 
 #include <cstddef>
 #include <memory_resource>
@@ -14,88 +19,110 @@
 #include <string>
 #include <vector>
 
-#include <boost/mpi/communicator.hpp>
 #include <mpi.h>
 
 #include "../error.hpp"
-#include "../mpi/tags.hpp"
-#include "comm_state.hpp"
 #include "node_binding.hpp"
 #include "whole_transport.hpp"
 
 namespace sparse_reduce::detail {
 
-// mem: the request arrays (the call's arena, exec/call_arena.hpp).
-// ready(failure): called once, when the arrays are made and before the
-// first message; failure says why they could not be made (empty: they
-// were). It may end the call on every rank (reduce_core::settle), and
-// throws when failure is not empty.
-template <class Node, class Ready>
-void run_nodes(MPI_Comm comm, std::span<node_binding<Node>> nodes, std::pmr::memory_resource* mem, Ready&& ready)
+class node_run {
+public:
+    // nodes: this rank's nodes, which outlive the run; mem: the request
+    // arrays (the call's arena, exec/call_arena.hpp). A rank that cannot
+    // make them says why in failure() and must not advance: the caller
+    // agrees on it with the other ranks first (reduce_core::settle).
+    node_run(MPI_Comm comm, std::span<const node_ref> nodes, std::pmr::memory_resource* mem)
+        : comm_(comm), nodes_(nodes), base_(mem), req_(mem), received_into_(mem)
+    {
+        try {
+            base_.resize(nodes.size());
+            for (std::size_t k = 0; k < nodes.size(); ++k) {
+                base_[k] = slots_;
+                // per node: one slot per child, then two for its send buffers
+                slots_ += nodes[k].ops->child_count(nodes[k].node) + 2;
+            }
+            req_.assign(slots_, MPI_REQUEST_NULL);
+            received_into_.assign(slots_, nullptr);
+        } catch (const std::bad_alloc&) {
+            failure_ = current_exception_text();
+        }
+    }
+    node_run(const node_run&) = delete;
+    node_run& operator=(const node_run&) = delete;
+
+    const std::string& failure() const { return failure_; }
+
+    // Every node's next step: what it has ready is posted, then one
+    // completed request is handled, waited for unless a node has work to
+    // do ahead. True once every node is done, nothing in flight.
+    bool advance();
+
+    void run()
+    {
+        while (!advance()) {
+        }
+    }
+
+private:
+    MPI_Comm comm_;
+    std::span<const node_ref> nodes_;
+    std::pmr::vector<std::size_t> base_; // node k's first request slot
+    std::pmr::vector<MPI_Request> req_;
+    std::pmr::vector<std::byte*> received_into_;
+    std::size_t slots_ = 0;
+    std::string failure_;
+};
+
+inline bool node_run::advance()
 {
-    // Request slots: per node, one per child, then two for its send buffers.
-    std::pmr::vector<std::size_t> base(mem);
-    std::pmr::vector<MPI_Request> req(mem);
-    std::pmr::vector<std::byte*> received_into(mem);
-    std::size_t slots = 0;
-    std::string failure;
-    try {
-        base.resize(nodes.size());
-        for (std::size_t k = 0; k < nodes.size(); ++k) {
-            base[k] = slots;
-            slots += nodes[k].node->child_count() + 2;
-        }
-        req.assign(slots, MPI_REQUEST_NULL);
-        received_into.assign(slots, nullptr);
-    } catch (const std::bad_alloc&) {
-        failure = current_exception_text();
+    bool all_done = true;
+    for (std::size_t k = 0; k < nodes_.size(); ++k) {
+        const node_ref& b = nodes_[k];
+        const node_ops& n = *b.ops;
+        n.progress(b.node);
+        const std::size_t children = n.child_count(b.node);
+        for (std::size_t c = 0; c < children; ++c)
+            if (auto slot = n.receive_slot(b.node, c)) {
+                received_into_[base_[k] + c] = slot->data();
+                MPI_Irecv(slot->data(), static_cast<int>(slot->size()), MPI_BYTE, n.child_rank(b.node, c), b.recv_tag,
+                          comm_, &req_[base_[k] + c]);
+            }
+        while (auto out = n.take_outgoing(b.node))
+            MPI_Isend(out->bytes.data(), static_cast<int>(out->bytes.size()), MPI_BYTE, b.send_to, b.send_tag, comm_,
+                      &req_[base_[k] + children + static_cast<std::size_t>(out->buffer)]);
+        all_done &= n.done(b.node);
     }
-    ready(failure);
-    if (!failure.empty()) fail(failure); // (ready has thrown)
-    for (;;) {
-        bool all_done = true;
-        for (std::size_t k = 0; k < nodes.size(); ++k) {
-            auto& [node, send_to, send_tag, recv_tag] = nodes[k];
-            node->progress();
-            for (std::size_t c = 0; c < node->child_count(); ++c)
-                if (auto slot = node->receive_slot(c)) {
-                    received_into[base[k] + c] = slot->data();
-                    MPI_Irecv(slot->data(), static_cast<int>(slot->size()), MPI_BYTE, node->child_rank(c), recv_tag, comm,
-                              &req[base[k] + c]);
-                }
-            while (auto out = node->take_outgoing())
-                MPI_Isend(out->bytes.data(), static_cast<int>(out->bytes.size()), MPI_BYTE, send_to, send_tag, comm,
-                          &req[base[k] + node->child_count() + static_cast<std::size_t>(out->buffer)]);
-            all_done &= node->finished() && node->idle();
-        }
-        if (all_done) return;
-        // Blocked: a node with work to do ahead does a piece of it between
-        // tests, rather than waiting idle (reduce_node::work_ahead).
-        bool ahead = false;
-        for (auto& b : nodes) ahead = ahead || b.node->work_ahead();
-        int index = MPI_UNDEFINED, flag = 0;
-        MPI_Status status;
-        if (ahead) {
-            MPI_Testany(static_cast<int>(slots), req.data(), &index, &flag, &status);
-            if (!flag || index == MPI_UNDEFINED) continue;
-        } else {
-            MPI_Waitany(static_cast<int>(slots), req.data(), &index, &status);
-        }
-        if (index == MPI_UNDEFINED) fail("internal error: reduction stalled with nothing in flight");
-        std::size_t k = 0;
-        while (k + 1 < nodes.size() && base[k + 1] <= static_cast<std::size_t>(index)) ++k;
-        const std::size_t slot = static_cast<std::size_t>(index) - base[k];
-        Node& node = *nodes[k].node;
-        if (slot < node.child_count()) {
-            int bytes = 0;
-            MPI_Get_count(&status, MPI_BYTE, &bytes);
-            drain_whole_pieces(comm, node.child_rank(slot), nodes[k].recv_tag, received_into[static_cast<std::size_t>(index)],
-                               static_cast<std::size_t>(bytes));
-            node.on_message(slot, static_cast<std::size_t>(bytes));
-        } else {
-            node.on_sent(static_cast<int>(slot - node.child_count()));
-        }
+    if (all_done) return true;
+    // Blocked: a node with work to do ahead does a piece of it between
+    // tests, rather than waiting idle (reduce_node::work_ahead).
+    bool ahead = false;
+    for (const node_ref& b : nodes_) ahead = ahead || b.ops->work_ahead(b.node);
+    int index = MPI_UNDEFINED, flag = 0;
+    MPI_Status status;
+    if (ahead) {
+        MPI_Testany(static_cast<int>(slots_), req_.data(), &index, &flag, &status);
+        if (!flag || index == MPI_UNDEFINED) return false;
+    } else {
+        MPI_Waitany(static_cast<int>(slots_), req_.data(), &index, &status);
     }
+    if (index == MPI_UNDEFINED) fail("internal error: reduction stalled with nothing in flight");
+    std::size_t k = 0;
+    while (k + 1 < nodes_.size() && base_[k + 1] <= static_cast<std::size_t>(index)) ++k;
+    const std::size_t slot = static_cast<std::size_t>(index) - base_[k];
+    const node_ref& b = nodes_[k];
+    const std::size_t children = b.ops->child_count(b.node);
+    if (slot < children) {
+        int bytes = 0;
+        MPI_Get_count(&status, MPI_BYTE, &bytes);
+        drain_whole_pieces(comm_, b.ops->child_rank(b.node, slot), b.recv_tag,
+                           received_into_[static_cast<std::size_t>(index)], static_cast<std::size_t>(bytes));
+        b.ops->on_message(b.node, slot, static_cast<std::size_t>(bytes));
+    } else {
+        b.ops->on_sent(b.node, static_cast<int>(slot - children));
+    }
+    return false;
 }
 
 } // namespace sparse_reduce::detail

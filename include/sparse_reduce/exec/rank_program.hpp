@@ -94,7 +94,8 @@ public:
                  const own_input<T, Reader>& own, const root_output<T>& out, std::vector<node_buffers>& pools,
                  const std::string& local_failure, std::pmr::memory_resource* mem = std::pmr::get_default_resource())
         : windows_(cfg.windows()), owns_(trees.size(), own, mem), results_(trees.size(), mem),
-          tree_nodes_(trees.size(), mem), forward_nodes_(trees.size(), mem), tops_(trees.size(), mem), bindings_(mem)
+          tree_nodes_(trees.size(), mem), forward_nodes_(trees.size(), mem), tops_(trees.size(), mem), bindings_(mem),
+          refs_(mem)
     {
         const std::size_t n = trees.size();
         if (pools.size() < pools_per_tree * n) pools.resize(pools_per_tree * n);
@@ -137,11 +138,15 @@ public:
                 bindings_.push_back({&fwd, -1, -1, forward});
             }
         }
+        refs_.reserve(bindings_.size());
+        for (const auto& b : bindings_) refs_.emplace_back(b);
     }
     rank_program(const rank_program&) = delete;
     rank_program& operator=(const rank_program&) = delete;
 
     std::span<node_binding<node_t>> bindings() { return bindings_; }
+    // The same nodes for the MPI executor (exec/mpi_executor.hpp).
+    std::span<const node_ref> refs() const { return refs_; }
 
     std::size_t bytes_sent() const { return sum(&node_t::bytes_sent); }
     std::size_t bytes_received() const { return sum(&node_t::bytes_received); }
@@ -189,6 +194,7 @@ private:
     std::pmr::vector<std::optional<node_t>> tree_nodes_, forward_nodes_;
     std::pmr::vector<int> tops_; // the forward receivers' one child each
     std::pmr::vector<node_binding<node_t>> bindings_;
+    std::pmr::vector<node_ref> refs_;
 };
 
 } // namespace sparse_reduce::detail

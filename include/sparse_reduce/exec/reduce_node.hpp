@@ -51,6 +51,7 @@
 #include "../wire/block.hpp"
 #include "../wire/entries.hpp"
 #include "message.hpp"
+#include "node_binding.hpp"
 #include "node_buffers.hpp"
 #include "own_input.hpp"
 #include "root_output.hpp"
@@ -171,10 +172,7 @@ public:
     // ---- send side ---------------------------------------------------------
     // A message ready to go, in stream order; its buffer stays untouched
     // until on_sent(buffer).
-    struct outgoing {
-        int buffer;
-        std::span<const std::byte> bytes;
-    };
+    using outgoing = outgoing_message;
     std::optional<outgoing> take_outgoing()
     {
         if (ready_.empty()) return std::nullopt;
