@@ -18,7 +18,8 @@
 ///
 /// How: a direct exchange. Each rank cuts its non-identity entries by range
 /// and sends each slice to its owner as two raw buffers, indices and
-/// values, after one MPI_Alltoall of the entry counts. Indices are global
+/// values, after one MPI_Alltoall of the entry counts, which carries the
+/// ranks' agreement on the arguments too. Indices are global
 /// uint32 when D fits 32 bits, else offsets within the range (uint32 when
 /// every range is shorter than 2^32, else uint64). An index_value_vector or
 /// Eigen::SparseVector with 32-bit indices is sent from its own arrays (one
@@ -31,8 +32,8 @@
 /// calls allocates nothing once its sizes settle. Nothing goes through
 /// Boost.Serialization.
 ///
-/// Errors, on every rank and before any entry is sent (one small allreduce
-/// of the arguments): an intercommunicator, ranks disagreeing on D or on the
+/// Errors, on every rank and before any entry is sent (told in the
+/// exchange of the counts): an intercommunicator, ranks disagreeing on D or on the
 /// ranges, ranges that are not P + 1 non-decreasing boundaries from 0 to D,
 /// a corrupt input (indices out of order or range) and an op made by make_op
 /// whose identity does not hold on a sample of the input's values, on any
@@ -119,6 +120,21 @@ inline std::uint64_t hash_ranges(std::span<const std::size_t> r)
     return h.hash;
 }
 
+// What every rank reads from an agreement, thrown on every rank alike:
+// the lowest failing rank's text (first >= 0), else ranks of other
+// dimensions (named), else other ranges.
+inline void throw_verdict(MPI_Comm comm, int first, bool dimensions_differ, bool ranges_differ, std::size_t dimension,
+                          const std::string& local_failure, const char* who)
+{
+    int me = 0;
+    MPI_Comm_rank(comm, &me);
+    if (first >= 0)
+        fail(std::string(who) + " failed on rank " + std::to_string(first) + ": " +
+             broadcast_failure_text(comm, me, first, unprefixed(local_failure)));
+    if (dimensions_differ) fail(std::string(who) + ": " + dimension_mismatch_text(comm, dimension, most_common_dimension));
+    if (ranges_differ) fail(std::string(who) + ": ranks pass different index ranges");
+}
+
 // The agreement every collective here starts with: one allreduce (max) of
 // the dimension, the ranges' hash (both also complemented, so min = max can
 // be checked) and the lowest failing rank, whose text every rank then
@@ -133,13 +149,8 @@ inline void agree_or_throw(MPI_Comm comm, std::size_t dimension, std::uint64_t r
                                         local_failure.empty() ? 0ull : static_cast<unsigned long long>(ranks - me)};
     unsigned long long all[5];
     MPI_Allreduce(mine, all, 5, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm);
-    if (all[4]) {
-        const int first = ranks - static_cast<int>(all[4]);
-        fail(std::string(who) + " failed on rank " + std::to_string(first) + ": " +
-             broadcast_failure_text(comm, me, first, unprefixed(local_failure)));
-    }
-    if (all[0] != ~all[1]) fail(std::string(who) + ": " + dimension_mismatch_text(comm, dimension, most_common_dimension));
-    if (all[2] != ~all[3]) fail(std::string(who) + ": ranks pass different index ranges");
+    throw_verdict(comm, all[4] ? ranks - static_cast<int>(all[4]) : -1, all[0] != ~all[1], all[2] != ~all[3], dimension,
+                  local_failure, who);
 }
 
 // One rank's non-identity entries cut by range, contiguous per destination:
@@ -329,6 +340,42 @@ struct slice_counts {
     }
 };
 
+// The agreement and the exchange of counts in one MPI_Alltoall: every rank
+// sends every other the count of entries it sends it, its dimension, its
+// ranges' hash and whether it failed (words: comm_state::counted_words), so
+// every rank reads the same verdict: the lowest failing rank's text, ranks
+// of other dimensions (named) or other ranges, thrown on every rank, else
+// the counts received into c->recv. c: null where this rank failed before
+// it counted (it sends zeros).
+inline void agree_and_count(MPI_Comm comm, std::span<std::uint64_t> words, std::size_t dimension,
+                            std::uint64_t ranges_hash, const std::string& local_failure, slice_counts* c,
+                            const char* who)
+{
+    int ranks = 1;
+    MPI_Comm_size(comm, &ranks);
+    const auto P = static_cast<std::size_t>(ranks);
+    constexpr std::size_t W = counted_words_per_rank;
+    std::uint64_t* out = words.data();
+    const std::uint64_t* in = words.data() + W * P;
+    for (std::size_t d = 0; d < P; ++d) {
+        out[W * d] = c && local_failure.empty() ? c->send[d] : 0;
+        out[W * d + 1] = dimension;
+        out[W * d + 2] = ranges_hash;
+        out[W * d + 3] = local_failure.empty() ? 0 : 1;
+    }
+    MPI_Alltoall(out, static_cast<int>(W), MPI_UINT64_T, words.data() + W * P, static_cast<int>(W), MPI_UINT64_T,
+                 comm);
+    int first = -1;
+    bool dimensions_differ = false, ranges_differ = false;
+    for (std::size_t s = 0; s < P; ++s) {
+        if (in[W * s + 3] && first < 0) first = static_cast<int>(s);
+        dimensions_differ = dimensions_differ || in[W * s + 1] != in[1];
+        ranges_differ = ranges_differ || in[W * s + 2] != in[2];
+    }
+    throw_verdict(comm, first, dimensions_differ, ranges_differ, dimension, local_failure, who);
+    for (std::size_t s = 0; s < P; ++s) c->recv[s] = in[W * s];
+}
+
 // Room for what arrives and for the fold's rounds (throws when there is none).
 template <class I, class T>
 void make_room(scatter_room<I, T>& room, slice_counts& c, std::size_t self, std::size_t own)
@@ -348,8 +395,8 @@ void make_room(scatter_room<I, T>& room, slice_counts& c, std::size_t self, std:
     c.reqs.reserve(posts);
 }
 
-// After the counts are exchanged, a rank makes the room for what it
-// receives. One without it still sends its slices, takes what comes to it
+// Once the counts are exchanged (agree_and_count), a rank makes the room
+// for what it receives. One without it still sends its slices, takes what comes to it
 // into the drain and drops it, and fails at the call's final agreement, so
 // nobody waits and nothing stays queued. The fold and the output come before
 // that agreement too (the op may throw anything): every rank throws or none.
@@ -362,7 +409,6 @@ void scatter_with(MPI_Comm pc, std::size_t dim, Out& out, const Op& op, std::spa
     MPI_Comm_size(pc, &ranks);
     const auto P = static_cast<std::size_t>(ranks), self = static_cast<std::size_t>(me);
     const slices<I, T>& s = room.s;
-    MPI_Alltoall(c.send.data(), 1, MPI_UINT64_T, c.recv.data(), 1, MPI_UINT64_T, pc);
     for (std::size_t r = 0; r < P; ++r) c.at[r + 1] = c.at[r] + (r != self ? static_cast<std::size_t>(c.recv[r]) : 0);
     std::string failure;
     try {
@@ -448,7 +494,8 @@ struct cut_input {
             cut_by_range<std::uint32_t>(in, ranges, id, global, r32->s);
         counts->count_sends(r32->s, self);
     }
-    // The exchange and fold, once the ranks agree on dim and ranges.
+    // The exchange and fold, once the ranks agree on dim and ranges and
+    // their counts are in (agree_and_count).
     template <class Out, class Op>
     void scatter_and_fold(MPI_Comm pc, std::size_t dim, Out& out, const Op& op, std::span<const std::size_t> ranges, const T& id,
                           std::span<std::byte> drain, report& rep)
@@ -497,7 +544,8 @@ std::vector<std::size_t> reduce_scatter_checked(const boost::mpi::communicator& 
     } catch (...) {
         failure = detail::caught_text();
     }
-    detail::agree_or_throw(pc, dim, failure.empty() ? detail::hash_ranges(used) : 0, failure, "reduce_scatter");
+    detail::agree_and_count(pc, state.counted_words, dim, failure.empty() ? detail::hash_ranges(used) : 0, failure,
+                            cut ? cut->counts : nullptr, "reduce_scatter");
     report ignored;
     cut->scatter_and_fold(pc, dim, out, op, used, id, drain_holder.drain(), ignored);
     return used;
