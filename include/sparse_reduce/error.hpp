@@ -53,7 +53,9 @@ inline std::string current_exception_text()
     try {
         throw;
     } catch (const std::exception& e) {
-        return e.what();
+        // never empty: the collectives tell a failure by its text
+        const char* what = e.what();
+        return what && *what ? what : "an exception with an empty message";
     } catch (...) {
         return "an exception not derived from std::exception";
     }

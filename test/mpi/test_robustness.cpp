@@ -126,6 +126,31 @@ BOOST_AUTO_TEST_CASE(reduce_scatter_op_throwing_anything_fails_everywhere)
             }
 }
 
+// A make_op operation whose exception has an empty what(), thrown on one
+// rank where reduce_scatter first calls it (the identity law's sample of
+// the input, before the exchange): every rank throws, and the text says
+// what was thrown. A failure travels between ranks as its text: an empty
+// one once passed for none, and that rank's input was left out of the sum.
+BOOST_AUTO_TEST_CASE(reduce_scatter_op_throwing_an_empty_message_fails_everywhere)
+{
+    auto& comm = world();
+    const int P = comm.size(), me = comm.rank();
+    for (int victim : P > 1 ? std::vector<int>{0, P - 1} : std::vector<int>{0}) {
+        const auto op = sr::make_op(
+            [me, victim](double a, double b) -> double {
+                if (me == victim) throw std::runtime_error("");
+                return a + b;
+            },
+            0.0, sr::commutative);
+        const auto in = input_of(me);
+        sr::index_value_vector<double, std::uint64_t> out;
+        BOOST_TEST(inject_fault({.context = "empty what(), victim " + std::to_string(victim),
+                                 .who = everyone_throws(),
+                                 .needles = {"rank " + std::to_string(victim), "an exception with an empty message"}},
+                                [&] { sr::reduce_scatter(comm, in, out, op); }, good_reduce_scatter));
+    }
+}
+
 // ---- row 5: optimal_binary's cost model must be finite ----
 BOOST_AUTO_TEST_CASE(optimal_binary_with_a_non_finite_model_throws_everywhere)
 {

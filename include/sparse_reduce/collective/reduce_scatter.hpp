@@ -32,12 +32,13 @@
 /// calls allocates nothing once its sizes settle. Nothing goes through
 /// Boost.Serialization.
 ///
-/// Errors, on every rank and before any entry is sent (told in the
-/// exchange of the counts): an intercommunicator, ranks disagreeing on D or on the
-/// ranges, ranges that are not P + 1 non-decreasing boundaries from 0 to D,
-/// a corrupt input (indices out of order or range) and an op made by make_op
-/// whose identity does not hold on a sample of the input's values, on any
-/// rank, throw sparse_reduce::error naming the rank at fault. An op that
+/// Errors, on every rank and before any entry is sent: an
+/// intercommunicator (refused before any collective); and, told in the
+/// exchange of the counts, ranks disagreeing on D or on the ranges, ranges
+/// that are not P + 1 non-decreasing boundaries from 0 to D, a corrupt input
+/// (indices out of order or range) and an op made by make_op whose identity
+/// does not hold on a sample of the input's values, on any rank: each
+/// throws sparse_reduce::error naming the rank at fault. An op that
 /// throws (anything, `throw 42;` too) while a rank folds its range, memory
 /// that runs out on a rank (its room for what it receives: it then takes
 /// the pieces, of 1 MiB, into a drain of one piece and drops them), or an
@@ -82,6 +83,7 @@
 #include "../repr/representation.hpp"
 #include "../report.hpp"
 #include "call_check.hpp"
+#include "range_agreement.hpp"
 
 namespace sparse_reduce {
 
@@ -99,59 +101,6 @@ inline std::vector<std::size_t> block_ranges(std::size_t dimension, int ranks)
 }
 
 namespace detail {
-
-// Empty when the ranges are P + 1 non-decreasing boundaries from 0 to D, else why not.
-inline std::string check_ranges(std::span<const std::size_t> r, std::size_t dimension, int ranks)
-{
-    if (r.size() != static_cast<std::size_t>(ranks) + 1)
-        return "reduce_scatter: " + std::to_string(r.size()) + " range boundaries for " + std::to_string(ranks) +
-               " ranks (need P + 1)";
-    if (r.front() != 0 || r.back() != dimension)
-        return "reduce_scatter: ranges must start at 0 and end at the dimension " + std::to_string(dimension);
-    for (std::size_t k = 1; k < r.size(); ++k)
-        if (r[k] < r[k - 1]) return "reduce_scatter: range boundaries decrease at " + std::to_string(k);
-    return {};
-}
-
-inline std::uint64_t hash_ranges(std::span<const std::size_t> r)
-{
-    fnv1a h; // over the boundaries
-    for (const auto x : r) h.mix_value(static_cast<std::uint64_t>(x));
-    return h.hash;
-}
-
-// What every rank reads from an agreement, thrown on every rank alike:
-// the lowest failing rank's text (first >= 0), else ranks of other
-// dimensions (named), else other ranges.
-inline void throw_verdict(MPI_Comm comm, int first, bool dimensions_differ, bool ranges_differ, std::size_t dimension,
-                          const std::string& local_failure, const char* who)
-{
-    int me = 0;
-    MPI_Comm_rank(comm, &me);
-    if (first >= 0)
-        fail(std::string(who) + " failed on rank " + std::to_string(first) + ": " +
-             broadcast_failure_text(comm, me, first, unprefixed(local_failure)));
-    if (dimensions_differ) fail(std::string(who) + ": " + dimension_mismatch_text(comm, dimension, most_common_dimension));
-    if (ranges_differ) fail(std::string(who) + ": ranks pass different index ranges");
-}
-
-// The agreement every collective here starts with: one allreduce (max) of
-// the dimension, the ranges' hash (both also complemented, so min = max can
-// be checked) and the lowest failing rank, whose text every rank then
-// throws. Throws on every rank on a failure.
-inline void agree_or_throw(MPI_Comm comm, std::size_t dimension, std::uint64_t ranges_hash, const std::string& local_failure,
-                           const char* who)
-{
-    int me = 0, ranks = 1;
-    MPI_Comm_rank(comm, &me);
-    MPI_Comm_size(comm, &ranks);
-    const unsigned long long mine[5] = {dimension, ~static_cast<unsigned long long>(dimension), ranges_hash, ~ranges_hash,
-                                        local_failure.empty() ? 0ull : static_cast<unsigned long long>(ranks - me)};
-    unsigned long long all[5];
-    MPI_Allreduce(mine, all, 5, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm);
-    throw_verdict(comm, all[4] ? ranks - static_cast<int>(all[4]) : -1, all[0] != ~all[1], all[2] != ~all[3], dimension,
-                  local_failure, who);
-}
 
 // One rank's non-identity entries cut by range, contiguous per destination:
 // idx / val [cut[d], cut[d + 1]). Indices are global where the dimension
@@ -340,42 +289,6 @@ struct slice_counts {
     }
 };
 
-// The agreement and the exchange of counts in one MPI_Alltoall: every rank
-// sends every other the count of entries it sends it, its dimension, its
-// ranges' hash and whether it failed (words: comm_state::counted_words), so
-// every rank reads the same verdict: the lowest failing rank's text, ranks
-// of other dimensions (named) or other ranges, thrown on every rank, else
-// the counts received into c->recv. c: null where this rank failed before
-// it counted (it sends zeros).
-inline void agree_and_count(MPI_Comm comm, std::span<std::uint64_t> words, std::size_t dimension,
-                            std::uint64_t ranges_hash, const std::string& local_failure, slice_counts* c,
-                            const char* who)
-{
-    int ranks = 1;
-    MPI_Comm_size(comm, &ranks);
-    const auto P = static_cast<std::size_t>(ranks);
-    constexpr std::size_t W = counted_words_per_rank;
-    std::uint64_t* out = words.data();
-    const std::uint64_t* in = words.data() + W * P;
-    for (std::size_t d = 0; d < P; ++d) {
-        out[W * d] = c && local_failure.empty() ? c->send[d] : 0;
-        out[W * d + 1] = dimension;
-        out[W * d + 2] = ranges_hash;
-        out[W * d + 3] = local_failure.empty() ? 0 : 1;
-    }
-    MPI_Alltoall(out, static_cast<int>(W), MPI_UINT64_T, words.data() + W * P, static_cast<int>(W), MPI_UINT64_T,
-                 comm);
-    int first = -1;
-    bool dimensions_differ = false, ranges_differ = false;
-    for (std::size_t s = 0; s < P; ++s) {
-        if (in[W * s + 3] && first < 0) first = static_cast<int>(s);
-        dimensions_differ = dimensions_differ || in[W * s + 1] != in[1];
-        ranges_differ = ranges_differ || in[W * s + 2] != in[2];
-    }
-    throw_verdict(comm, first, dimensions_differ, ranges_differ, dimension, local_failure, who);
-    for (std::size_t s = 0; s < P; ++s) c->recv[s] = in[W * s];
-}
-
 // Room for what arrives and for the fold's rounds (throws when there is none).
 template <class I, class T>
 void make_room(scatter_room<I, T>& room, slice_counts& c, std::size_t self, std::size_t own)
@@ -544,8 +457,11 @@ std::vector<std::size_t> reduce_scatter_checked(const boost::mpi::communicator& 
     } catch (...) {
         failure = detail::caught_text();
     }
-    detail::agree_and_count(pc, state.counted_words, dim, failure.empty() ? detail::hash_ranges(used) : 0, failure,
-                            cut ? cut->counts : nullptr, "reduce_scatter");
+    detail::slice_counts* counts = cut ? cut->counts : nullptr; // (null: this rank failed before it counted)
+    detail::agree_and_count(pc, detail::agreed_counted_words(state, pc), dim,
+                            failure.empty() ? detail::hash_ranges(used) : 0, failure,
+                            counts ? std::span<const std::uint64_t>(counts->send) : std::span<const std::uint64_t>(),
+                            counts ? std::span<std::uint64_t>(counts->recv) : std::span<std::uint64_t>(), "reduce_scatter");
     report ignored;
     cut->scatter_and_fold(pc, dim, out, op, used, id, drain_holder.drain(), ignored);
     return used;

@@ -4,13 +4,10 @@
 //   - the library's private duplicate (mpi/communicator.hpp's private_comm);
 //   - the memory one-shot calls work in, so a loop of one-shot calls
 //     allocates nothing once its sizes stop growing;
-//   - one-shot selection memos, one per policy type;
-//   - the words of a counted agreement (reduce_scatter's one MPI_Alltoall),
-//     made with the state so that a rank that failed can still take part.
+//   - one-shot selection memos, one per policy type.
 
 #include <atomic>
 #include <cstddef>
-#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -25,18 +22,12 @@
 
 namespace sparse_reduce::detail {
 
-// A counted agreement's words per rank: a count, the dimension, the ranges'
-// hash and the failed flag (collective/reduce_scatter.hpp, agree_and_count).
-inline constexpr std::size_t counted_words_per_rank = 4;
-
 struct comm_state {
     MPI_Comm dup = MPI_COMM_NULL;      // private_comm(user), owned by its own attribute
     node_buffers whole;                // the whole-message reduce (exec/whole_reduce.hpp)
     std::vector<node_buffers> pools;   // the windowed reduce: three per tree (exec/rank_program.hpp)
     call_arena arena;                  // the windowed reduce's bookkeeping
     std::vector<std::shared_ptr<void>> memos; // by memo_slot<M>()
-    // counted_words_per_rank words to and from each rank (send half, then receive half)
-    std::vector<std::uint64_t> counted_words;
 
     // The memo of type M (created empty on first use): an index per type,
     // not a map keyed by typeid (two strcmp of mangled names per call).
@@ -70,16 +61,7 @@ inline comm_state& state_of(MPI_Comm user)
 {
     return attached<comm_state>(user, [user] {
         const MPI_Comm dup = private_comm(user);
-        int ranks = 1;
-        MPI_Comm_size(dup, &ranks);
-        auto s = agree_on_setup(
-            dup,
-            [ranks] {
-                auto made = std::make_unique<comm_state>();
-                made->counted_words.assign(2 * counted_words_per_rank * static_cast<std::size_t>(ranks), 0);
-                return made;
-            },
-            setup_failed_on);
+        auto s = agree_on_setup(dup, [] { return std::make_unique<comm_state>(); }, setup_failed_on);
         s->dup = dup;
         return s;
     });

@@ -1,5 +1,5 @@
 #pragma once
-// The Boost.MPI executor: drives reduce_node state machines with nonblocking
+// The MPI executor: drives reduce_node state machines with nonblocking
 // point-to-point messages on the library's private communicator. Receives,
 // folds and sends overlap: while a node folds one window, the next message
 // from each child is already being received and the previous output message
@@ -77,6 +77,7 @@ private:
 
 inline bool node_run::advance()
 {
+    if (!failure_.empty()) fail(failure_); // (the caller's agreement has thrown already)
     bool all_done = true;
     for (std::size_t k = 0; k < nodes_.size(); ++k) {
         const node_ref& b = nodes_[k];
