@@ -17,6 +17,7 @@
 
 #include <sparse_reduce/sparse_reduce.hpp>
 
+#include "options.hpp"
 #include "timing.hpp"
 #include "workload.hpp"
 
@@ -39,37 +40,19 @@ namespace sb = sparse_reduce::bench;
 
 namespace {
 
-struct options {
-    std::size_t dim = std::size_t{1} << 18;
-    std::vector<double> densities{1e-4, 1e-3, 1e-2, 1e-1, 1.0};
-    sb::placement dist = sb::placement::uniform;
-    std::string repr = "both", csv, only;
-    int reps = 30, warmup = 3;
-    bool smoke = false;
+struct options : sb::cell_options {
+    std::string repr = "both", only;
 };
 
 options parse(int argc, char** argv)
 {
     options o;
-    for (int i = 1; i < argc; ++i) {
-        const std::string a = argv[i];
-        const auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
-        if (a == "--dim") o.dim = std::stoull(next());
-        else if (a == "--density") o.densities = sb::parse_numbers<double>(next());
-        else if (a == "--dist") o.dist = sb::parse_placement(next());
-        else if (a == "--repr") o.repr = next();
-        else if (a == "--reps") o.reps = std::stoi(next());
-        else if (a == "--warmup") o.warmup = std::stoi(next());
-        else if (a == "--csv") o.csv = next();
+    o.dim = std::size_t{1} << 18;
+    o.densities = {1e-4, 1e-3, 1e-2, 1e-1, 1.0};
+    sb::parse_cell_options(argc, argv, o, 0, [&](const std::string& a, const auto& next) {
+        if (a == "--repr") o.repr = next();
         else if (a == "--only") o.only = next();
-        else if (a == "--smoke") o.smoke = true;
-    }
-    if (o.smoke) {
-        o.dim = 5003;
-        o.densities = {1e-3, 0.1, 1.0};
-        o.reps = 2;
-        o.warmup = 0;
-    }
+    });
     return o;
 }
 

@@ -47,6 +47,7 @@
 #include <sparse_reduce/sparse_reduce.hpp>
 
 #include "floor_reduce_scatter.hpp"
+#include "options.hpp"
 #include "petsc_session.hpp"
 #include "timing.hpp"
 #include "workload.hpp"
@@ -81,33 +82,12 @@ constexpr bool have_petsc = true;
 constexpr bool have_petsc = false;
 #endif
 
-struct options {
-    std::size_t dim = std::size_t{1} << 21;
-    std::vector<double> densities{1e-3, 1e-2, 1e-1};
-    std::string csv;
-    int reps = 30, warmup = 3;
-    bool smoke = false;
-};
+using options = sb::cell_options;
 
 options parse(int argc, char** argv)
 {
     options o;
-    for (int i = 1; i < argc; ++i) {
-        const std::string a = argv[i];
-        const auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
-        if (a == "--dim") o.dim = std::stoull(next());
-        else if (a == "--density") o.densities = sb::parse_numbers<double>(next());
-        else if (a == "--reps") o.reps = std::stoi(next());
-        else if (a == "--warmup") o.warmup = std::stoi(next());
-        else if (a == "--csv") o.csv = next();
-        else if (a == "--smoke") o.smoke = true;
-    }
-    if (o.smoke) {
-        o.dim = 5003;
-        o.densities = {1e-3, 0.1, 1.0};
-        o.reps = 2;
-        o.warmup = 1;
-    }
+    sb::parse_cell_options(argc, argv, o, 1);
     return o;
 }
 

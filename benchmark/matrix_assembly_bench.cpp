@@ -43,6 +43,7 @@
 
 #include <sparse_reduce/sparse_reduce.hpp>
 
+#include "options.hpp"
 #include "petsc_session.hpp"
 #include "timing.hpp"
 
@@ -77,30 +78,19 @@ using gidx = PetscInt;
 using gidx = std::int64_t;
 #endif
 
-struct options {
+struct options : sb::cell_options { // its dimension and densities unused: the mesh is n x n
     std::size_t n = 1001;
-    std::string csv;
-    int reps = 10, warmup = 2;
-    bool smoke = false;
 };
 
 options parse(int argc, char** argv)
 {
     options o;
-    for (int i = 1; i < argc; ++i) {
-        const std::string a = argv[i];
-        const auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
+    o.reps = 10;
+    o.warmup = 2;
+    sb::parse_cell_options(argc, argv, o, 1, [&](const std::string& a, const auto& next) {
         if (a == "--n") o.n = std::stoull(next());
-        else if (a == "--reps") o.reps = std::stoi(next());
-        else if (a == "--warmup") o.warmup = std::stoi(next());
-        else if (a == "--csv") o.csv = next();
-        else if (a == "--smoke") o.smoke = true;
-    }
-    if (o.smoke) {
-        o.n = 41;
-        o.reps = 2;
-        o.warmup = 1;
-    }
+    });
+    if (o.smoke) o.n = 41;
     return o;
 }
 
