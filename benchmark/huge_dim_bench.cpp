@@ -9,6 +9,7 @@
 //   mpiexec -n P huge_dim_bench [--log2dim 40] [--entries 5] [--reps 20]
 
 #include <sparse_reduce/sparse_reduce.hpp>
+#include <sparse_reduce/policy_any.hpp>
 
 #include <boost/mpi.hpp>
 
@@ -76,9 +77,7 @@ int main(int argc, char** argv)
         const auto e = entries_of(r, dim, count);
         for (std::size_t k = 0; k < e.indices().size(); ++k) want[e.indices()[k]] += e.values()[k];
     }
-    using any_policy = std::variant<sr::policy::automatic, sr::policy::binomial, sr::policy::k_ary, sr::policy::binary,
-                                    sr::policy::chain, sr::policy::optimal_binary, sr::policy::two_tree>;
-    const std::pair<const char*, any_policy> policies[] = {
+    const std::pair<const char*, sr::policy::any> policies[] = {
         {"automatic", sr::policy::automatic{}}, {"binomial", sr::policy::binomial{}}, {"k_ary", sr::policy::k_ary{}},
         {"binary", sr::policy::binary{}},       {"chain", sr::policy::chain{}},
         {"optimal_binary", sr::policy::optimal_binary{}}, {"two_tree", sr::policy::two_tree{}}};
@@ -120,9 +119,7 @@ int main(int argc, char** argv)
     title("reduce");
     for (const auto& [name, pol] : policies) {
         sr::index_value_vector<double, std::uint64_t> out;
-        row(name, out, world.rank() == root, [&] {
-            std::visit([&](const auto& p) { sr::reduce(world, in, out, std::plus<>{}, root, p); }, pol);
-        });
+        row(name, out, world.rank() == root, [&] { sr::reduce(world, in, out, std::plus<>{}, root, pol); });
     }
     title("allreduce");
     for (const auto& [name, pol] : allreduce_policies) {

@@ -60,6 +60,7 @@
 
 #include <sparse_reduce/sparse_reduce.hpp>
 #include <sparse_reduce/simulate.hpp>
+#include <sparse_reduce/policy_any.hpp>
 
 #include <boost/mpi/collectives.hpp>
 #include <boost/mpi/communicator.hpp>
@@ -444,12 +445,14 @@ int run_cell(const boost::mpi::communicator& world, const options& o, Op op, MPI
     // ---- sparse_reduce: every policy x wire, sparse in/out and the dense drop-in ----
     const sr::wire::format wires[] = {sr::wire::adaptive, sr::wire::dense, sr::wire::index_value, sr::wire::rle};
     const std::size_t wire_count = o.quick ? 1 : (std::is_floating_point_v<T> ? 4 : 3); // RLE: float and double
-    auto run_policy = [&](const std::string& name, auto policy) {
+    auto run_policy = [&](const std::string& name, sr::policy::any policy) { // one body for every tree
         const std::string sparse_name = name + " [index_value_vector]", dense_name = name + " [span drop-in]";
         if (!wanted(sparse_name) && !wanted(dense_name)) return;
         for (std::size_t wi = 0; wi < wire_count; ++wi) {
-            policy.wire = wires[wi];
-            policy.segment_bytes = o.segment;
+            policy.visit([&](auto& tree) {
+                tree.wire = wires[wi];
+                tree.segment_bytes = o.segment;
+            });
             auto plan = sr::make_plan(world, root, n, policy);
             sr::index_value_vector<T> out;
             sr::report rep;
@@ -488,13 +491,13 @@ int run_cell(const boost::mpi::communicator& world, const options& o, Op op, MPI
             long faults = 0;
         };
         std::vector<std::unique_ptr<oneshot_row>> os;
-        auto add_oneshot = [&](const std::string& name, auto policy) {
+        auto add_oneshot = [&](const std::string& name, const sr::policy::any& policy) {
             const std::string eigen_name = "oneshot " + name + " [Eigen]";
             if (!wanted(eigen_name)) return;
             auto r = std::make_unique<oneshot_row>();
             oneshot_row* x = r.get();
             x->name = eigen_name;
-            x->wire = policy.wire;
+            x->wire = policy.visit([](const auto& tree) { return tree.wire; });
             x->call = [&, x, policy] { x->rep = sr::reduce(world, eigen_in, x->out, op, root, policy); };
             os.push_back(std::move(r));
         };

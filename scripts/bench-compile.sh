@@ -30,7 +30,7 @@ mkdir -p "$(dirname "$out")"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 programs=(boost_mpi_reduce umbrella reduce_automatic reduce_own_headers compiled compiled_own_headers compiled_front
-          three_representations reduce_binomial reduce_dense plan allreduce reduce_scatter pattern_plan)
+          three_representations reduce_binomial reduce_any reduce_dense plan allreduce reduce_scatter pattern_plan)
 declare -A what=(
     [boost_mpi_reduce]="Boost.MPI reduce of std::vector<double>, Eigen headers included"
     [umbrella]="the umbrella header alone"
@@ -41,6 +41,7 @@ declare -A what=(
     [compiled_front]="the same, including only the compiled mode's front, sparse_reduce/compiled.hpp"
     [three_representations]="three reduces: Eigen::SparseVector, index_value_vector, dense buffers"
     [reduce_binomial]="one reduce, policy::binomial{}"
+    [reduce_any]="one reduce, policy::any (a tree chosen at run time)"
     [reduce_dense]="one reduce of dense buffers (std::span drop-in), automatic"
     [plan]="make_plan + plan.reduce"
     [allreduce]="one allreduce"

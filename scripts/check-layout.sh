@@ -36,7 +36,7 @@ LAYERS = [
     ["model"],       # cost models: alpha-beta-gamma, merged sizes, group replication
     ["tree"],        # reduction trees (optimal_binary builds from model/)
     ["schedule"],    # trees + segmenting + wire, and their predicted time
-    ["select", "policy.hpp", "policy_check.hpp"],  # policies, tuning, call statistics, selection
+    ["select", "policy.hpp", "policy_check.hpp", "policy_any.hpp"],  # policies, tuning, call statistics, selection
     ["mpi"],         # transport: private communicator, byte transfers, tags
     ["exec"],        # the per-rank state machines, the MPI and whole-message executors
     ["collective"],  # reduce, allreduce, reduce_scatter

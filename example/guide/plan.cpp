@@ -3,6 +3,7 @@
 // send values only, and what a call's report says under each policy.
 
 #include <sparse_reduce/sparse_reduce.hpp>
+#include <sparse_reduce/policy_any.hpp>
 
 #include <algorithm>
 #include <cstdio>
@@ -139,6 +140,20 @@ bool report(const boost::mpi::communicator& world)
     } else {
         ok &= r.messages_sent > 0 && r.bytes_sent > 0;
     }
+    //! [any_policy]
+    // Trees chosen at run time (from a command line, a configuration file):
+    // this code and the reduce are compiled once for all of them.
+    const std::vector<sr::policy::any> trees = {sr::policy::binomial{}, sr::policy::two_tree{.segment_bytes = 16 << 10},
+                                                sr::policy::automatic{}};
+    for (const sr::policy::any& tree : trees) {
+        r = sr::reduce(world, mine, out, std::plus<>{}, 0, tree);
+        if (me == 0) std::cout << r.algorithm << '\n';
+        //! [any_policy]
+        for (std::size_t i = 0; me == 0 && i < out.size(); ++i)
+            ok &= out[i] == (static_cast<int>(i % 64) < world.size() ? 1.0 : 0.0);
+        //! [any_policy]
+    }
+    //! [any_policy]
     return ok;
 }
 

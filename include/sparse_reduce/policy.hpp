@@ -16,6 +16,7 @@
 ///                    0 = automatic (default_segment_bytes); below 1 GiB
 ///                    (max_segment_bytes), else sparse_reduce::error on every rank
 
+#include <concepts>
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -112,6 +113,14 @@ struct automatic {
     friend bool operator==(const automatic&, const automatic&) = default;
 };
 
+/// Any of the trees above, chosen at run time: defined in
+/// `<sparse_reduce/policy_any.hpp>` (not part of the umbrella header: a
+/// program that never names it does not parse std::variant for it).
+template <class = void>
+class basic_any;
+/// Any reduce tree, chosen at run time (`<sparse_reduce/policy_any.hpp>`).
+using any = basic_any<>;
+
 } // namespace policy
 
 /// A reduce policy: any type with `wire` and `segment_bytes` (the policy:: trees).
@@ -120,6 +129,11 @@ concept reduce_policy = requires(const P& p) {
     { p.wire } -> std::convertible_to<wire::format>;
     { p.segment_bytes } -> std::convertible_to<std::size_t>;
 };
+
+/// What make_plan, reduce and simulate_reduce take: a reduce_policy, or
+/// policy::any holding one.
+template <class P>
+concept reduce_policy_or_any = reduce_policy<P> || std::same_as<P, policy::any>;
 
 } // namespace sparse_reduce
 

@@ -13,6 +13,7 @@
 #include "fault_injection.hpp"
 
 #include <sparse_reduce/sparse_reduce.hpp>
+#include <sparse_reduce/policy_any.hpp>
 
 #include <cmath>
 #include <cstdio>
@@ -33,8 +34,7 @@ namespace {
 
 constexpr std::size_t dim = 300;
 
-using any_policy = std::variant<sr::policy::automatic, sr::policy::binomial, sr::policy::chain,
-                                sr::policy::optimal_binary, sr::policy::k_ary, sr::policy::two_tree>;
+using any_policy = sr::policy::any;
 
 std::vector<std::pair<std::string, any_policy>> policies()
 {
@@ -75,20 +75,16 @@ BOOST_AUTO_TEST_CASE(one_shot_reduce_with_another_dimension_on_one_rank_throws_e
             const std::vector<std::string> needles = {dimension_text(odd, dim + 1),
                                                       "the root (rank " + std::to_string(root) + ") has " +
                                                           std::to_string(dim)};
-            std::visit(
-                [&](const auto& p) {
-                    const auto sparse_in = eigen_of(n, 1.0);
-                    Eigen::SparseVector<double> sparse_out;
-                    BOOST_TEST(inject_fault({.context = ctx + ", Eigen", .needles = needles, .agreed = true},
-                                            [&] { sr::reduce(comm, sparse_in, sparse_out, std::plus<>{}, root, p); },
-                                            [&] { return good_reduce(p, root); }));
-                    const std::vector<double> dense_in(n, 1.0);
-                    std::vector<double> dense_out;
-                    BOOST_TEST(inject_fault({.context = ctx + ", dense", .needles = needles, .agreed = true},
-                                            [&] { sr::reduce(comm, dense_in, dense_out, std::plus<>{}, root, p); },
-                                            [&] { return good_reduce(p, root); }));
-                },
-                pol);
+            const auto sparse_in = eigen_of(n, 1.0);
+            Eigen::SparseVector<double> sparse_out;
+            BOOST_TEST(inject_fault({.context = ctx + ", Eigen", .needles = needles, .agreed = true},
+                                    [&] { sr::reduce(comm, sparse_in, sparse_out, std::plus<>{}, root, pol); },
+                                    [&] { return good_reduce(pol, root); }));
+            const std::vector<double> dense_in(n, 1.0);
+            std::vector<double> dense_out;
+            BOOST_TEST(inject_fault({.context = ctx + ", dense", .needles = needles, .agreed = true},
+                                    [&] { sr::reduce(comm, dense_in, dense_out, std::plus<>{}, root, pol); },
+                                    [&] { return good_reduce(pol, root); }));
         }
 }
 
@@ -100,25 +96,21 @@ BOOST_AUTO_TEST_CASE(plans_name_the_rank_at_fault)
         for (int root : test_roots()) {
             const int odd = (root + 1) % comm.size();
             const std::string ctx = name + ", root " + std::to_string(root) + ", odd rank " + std::to_string(odd);
-            std::visit(
-                [&](const auto& p) {
-                    // plans made with different dimensions: every rank throws when they are made
-                    BOOST_TEST(inject_fault({.context = ctx + ", make_plan",
-                                             .needles = {dimension_text(odd, dim + 1)},
-                                             .agreed = true},
-                                            [&] { sr::make_plan(comm, root, comm.rank() == odd ? dim + 1 : dim, p); },
-                                            [&] { return good_reduce(p, root); }));
-                    // one plan; the odd rank's vector has another dimension: it throws, so does the root
-                    auto plan = sr::make_plan(comm, root, dim, p);
-                    const auto in = eigen_of(comm.rank() == odd ? dim + 1 : dim, 1.0);
-                    Eigen::SparseVector<double> out;
-                    BOOST_TEST(inject_fault({.context = ctx + ", a plan's call",
-                                             .who = reduce_throwers(root, odd),
-                                             .needles = {dimension_text(odd, dim + 1), "the plan has"}},
-                                            [&] { plan.reduce(in, out, std::plus<>{}); },
-                                            [&] { return good_reduce(p, root); }));
-                },
-                pol);
+            // plans made with different dimensions: every rank throws when they are made
+            BOOST_TEST(inject_fault({.context = ctx + ", make_plan",
+                                     .needles = {dimension_text(odd, dim + 1)},
+                                     .agreed = true},
+                                    [&] { sr::make_plan(comm, root, comm.rank() == odd ? dim + 1 : dim, pol); },
+                                    [&] { return good_reduce(pol, root); }));
+            // one plan; the odd rank's vector has another dimension: it throws, so does the root
+            auto plan = sr::make_plan(comm, root, dim, pol);
+            const auto in = eigen_of(comm.rank() == odd ? dim + 1 : dim, 1.0);
+            Eigen::SparseVector<double> out;
+            BOOST_TEST(inject_fault({.context = ctx + ", a plan's call",
+                                     .who = reduce_throwers(root, odd),
+                                     .needles = {dimension_text(odd, dim + 1), "the plan has"}},
+                                    [&] { plan.reduce(in, out, std::plus<>{}); },
+                                    [&] { return good_reduce(pol, root); }));
         }
 }
 
@@ -292,19 +284,15 @@ BOOST_AUTO_TEST_CASE(dimensions_past_the_limit_throw_everywhere)
         const std::string at = "dimension " + std::to_string(n);
         const auto in = two_entries(n);
         for (const auto& [name, pol] : policies())
-            std::visit(
-                [&](const auto& p) {
-                    for (const auto wire : {sr::wire::adaptive, sr::wire::index_value}) {
-                        auto q = p;
-                        if constexpr (requires { q.wire; }) q.wire = wire;
-                        wide out;
-                        BOOST_TEST(inject_fault({.context = at + ", " + name + ", wire " + std::to_string(int(wire)),
-                                                 .needles = past, .agreed = true},
-                                                [&] { sr::reduce(comm, in, out, std::plus<>{}, 0, q); },
-                                                [&] { return good_reduce(q, 0); }));
-                    }
-                },
-                pol);
+            for (const auto wire : {sr::wire::adaptive, sr::wire::index_value}) {
+                auto q = pol;
+                q.visit([&](auto& tree) { tree.wire = wire; });
+                wide out;
+                BOOST_TEST(inject_fault({.context = at + ", " + name + ", wire " + std::to_string(int(wire)),
+                                         .needles = past, .agreed = true},
+                                        [&] { sr::reduce(comm, in, out, std::plus<>{}, 0, q); },
+                                        [&] { return good_reduce(q, 0); }));
+            }
         auto plan = sr::make_plan(comm, comm.size() - 1, n); // made without a value type: the call checks
         wide out;
         BOOST_TEST(inject_fault({.context = at + ", a plan's call", .needles = past, .agreed = true},
@@ -333,17 +321,14 @@ BOOST_AUTO_TEST_CASE(dimensions_past_the_limit_throw_everywhere)
         const int odd = comm.size() - 1;
         const std::size_t n = comm.rank() == odd ? std::size_t{1} << 62 : dim;
         const auto in = two_entries(n);
-        for (const auto& [name, pol] : policies())
-            std::visit(
-                [&](const auto& p) {
-                    wide out;
-                    BOOST_TEST(inject_fault({.context = "one rank at 2^62, " + name,
-                                             .needles = {dimension_text(odd, std::size_t{1} << 62)},
-                                             .agreed = true},
-                                            [&] { sr::reduce(comm, in, out, std::plus<>{}, 0, p); },
-                                            [&] { return good_reduce(p, 0); }));
-                },
-                pol);
+        for (const auto& [name, pol] : policies()) {
+            wide out;
+            BOOST_TEST(inject_fault({.context = "one rank at 2^62, " + name,
+                                     .needles = {dimension_text(odd, std::size_t{1} << 62)},
+                                     .agreed = true},
+                                    [&] { sr::reduce(comm, in, out, std::plus<>{}, 0, pol); },
+                                    [&] { return good_reduce(pol, 0); }));
+        }
     }
     // The limit itself: whole messages with 64-bit indices, the serial sum.
     const auto in = two_entries(limit);

@@ -15,6 +15,7 @@
 
 #include <sparse_reduce/collective/reduce.hpp>
 #include <sparse_reduce/sparse_reduce.hpp>
+#include <sparse_reduce/policy_any.hpp>
 
 #include <boost/serialization/vector.hpp>
 
@@ -31,8 +32,7 @@ using namespace sparse_reduce_test;
 
 namespace {
 
-using policy_v = std::variant<sr::policy::binomial, sr::policy::k_ary, sr::policy::chain, sr::policy::two_tree,
-                              sr::policy::optimal_binary, sr::policy::automatic>;
+using policy_v = sr::policy::any;
 const policy_v policies[] = {sr::policy::binomial{},
                              sr::policy::binomial{.wire = sr::wire::rle},
                              sr::policy::k_ary{.k = 0},
@@ -178,18 +178,18 @@ BOOST_AUTO_TEST_CASE(corrupt_inputs_to_reduce_at_two_ranks)
         std::vector<double> got;
         const std::string ctx = "iteration " + std::to_string(it) + (rle ? " rle" : " eigen") + " dim " +
                                 std::to_string(dim) + " root " + std::to_string(root) + " victim " +
-                                std::to_string(victim) + " policy " + std::to_string(pol.index());
+                                std::to_string(victim) + " policy " + std::to_string(pol.held().index());
         const auto call = [&](const auto& in) {
             if constexpr (std::is_same_v<std::remove_cvref_t<decltype(in)>, sr::rle_vector<double>>) {
                 sr::rle_vector<double> out;
-                std::visit([&](const auto& p) { sr::reduce(comm, in, out, std::plus<>{}, root, p); }, pol);
+                sr::reduce(comm, in, out, std::plus<>{}, root, pol);
                 if (me == root) {
                     got.assign(out.size(), 0.0);
                     sr::convert_into(got, out);
                 }
             } else {
                 Eigen::SparseVector<double> out;
-                std::visit([&](const auto& p) { sr::reduce(comm, in, out, std::plus<>{}, root, p); }, pol);
+                sr::reduce(comm, in, out, std::plus<>{}, root, pol);
                 if (me == root) got = dense_of(out);
             }
         };
@@ -222,7 +222,7 @@ BOOST_AUTO_TEST_CASE(corrupt_inputs_to_reduce_at_two_ranks)
                 BOOST_TEST(inject_fault({.context = ctx, .who = who,
                                          .needles = {o.other_dimension ? "dimension mismatch" : "rank " + std::to_string(victim)}},
                                         [&] { call(in); },
-                                        [&] { return std::visit([&](const auto& p) { return good_reduce(p, root); }, pol); }));
+                                        [&] { return good_reduce(pol, root); }));
             }
         };
         if (rle) run(sr::rle_vector<double>::encode(d), corrupt_rle);

@@ -9,6 +9,7 @@
 #include "fault_injection.hpp"
 #include "../support/reference.hpp"
 #include <sparse_reduce/simulate.hpp>
+#include <sparse_reduce/policy_any.hpp>
 
 #include <algorithm>
 #include <array>
@@ -126,6 +127,48 @@ BOOST_AUTO_TEST_CASE(every_policy_wire_pattern_root_plus_double)
                         BOOST_TEST(check_case<double>(pol, root, 3001, 0.05, p, std::plus<>{}, ++salt),
                                    "policy " << pol.index() << " wire " << int(w) << " seg " << seg << " root "
                                              << root << " pattern " << int(p));
+}
+
+// policy::any runs the tree it holds: a plan made from it and the one-shot
+// call report the schedule a plan of that tree type reports, and the sum.
+BOOST_AUTO_TEST_CASE(policy_any_runs_the_tree_it_holds)
+{
+    auto& comm = world();
+    const std::size_t n = 5000;
+    for (const auto& tree : policies(sr::wire::adaptive, 1024))
+        for (int root : roots()) {
+            const auto pol = std::visit([](const auto& t) { return sr::policy::any(t); }, tree);
+            const auto in = input_of<double>(comm.rank(), comm.size(), n, 0.2, pattern::uniform, std::plus<>{}, 53);
+            const auto want = serial_fold<double>(comm.size(), n, 0.2, pattern::uniform, std::plus<>{}, 53);
+            auto plan = sr::make_plan(comm, root, n, pol);
+            std::vector<double> a, b, c, d;
+            const auto from_plan = plan.reduce(in, a, std::plus<>{});
+            const auto one_shot = sr::reduce(comm, in, b, std::plus<>{}, root, pol);
+            const auto [typed_plan, typed_one_shot] = pol.visit([&](const auto& tree) {
+                return std::pair(sr::make_plan(comm, root, n, tree).reduce(in, c, std::plus<>{}),
+                                 sr::reduce(comm, in, d, std::plus<>{}, root, tree));
+            });
+            const std::string ctx = std::string(policy_names[pol.held().index()]) + " root " + std::to_string(root);
+            BOOST_TEST(plan.policy().held().index() == pol.held().index(), ctx);
+            BOOST_TEST(from_plan.algorithm.str() == typed_plan.algorithm.str(), ctx << ": " << from_plan.algorithm);
+            BOOST_TEST(one_shot.algorithm.str() == typed_one_shot.algorithm.str(), ctx << ": " << one_shot.algorithm);
+            BOOST_TEST(all_ok(comm.rank() != root ||
+                              (matches(a, want) && matches(b, want) && matches(c, want) && matches(d, want))),
+                       ctx);
+            if (comm.rank() == 0) { // the simulator takes it too
+                std::vector<std::vector<double>> all;
+                for (int r = 0; r < comm.size(); ++r)
+                    all.push_back(input_of<double>(r, comm.size(), n, 0.2, pattern::uniform, std::plus<>{}, 53));
+                const std::span<const std::vector<double>> inputs(all);
+                std::vector<double> s, t;
+                const auto sim = sr::simulate_reduce(inputs, s, std::plus<>{}, root, pol);
+                const auto typed_sim = pol.visit(
+                    [&](const auto& tree) { return sr::simulate_reduce(inputs, t, std::plus<>{}, root, tree); });
+                BOOST_TEST(sim.algorithm == typed_sim.algorithm, ctx);
+                BOOST_TEST(sim.bytes_sent == typed_sim.bytes_sent, ctx);
+                BOOST_TEST(matches(s, want), ctx);
+            }
+        }
 }
 
 // A reduce_policy of the caller's own type (doc/semantics.md, "Policies of

@@ -25,7 +25,9 @@
 /// or policy, and ranks whose one-shot vectors (or plans) differ in
 /// dimension, throw on every rank before anything is sent.
 
+#include <concepts>
 #include <cstddef>
+#include <type_traits>
 #include <utility>
 
 #include <boost/mpi/communicator.hpp>
@@ -48,8 +50,8 @@ namespace sparse_reduce {
 ///
 /// The work is done by a core that holds the policy as a run-time value, so
 /// plans of several policies in one program share their compiled code.
-/// @tparam Policy a policy:: tree (default policy::automatic)
-template <reduce_policy Policy = policy::automatic>
+/// @tparam Policy a policy:: tree, or policy::any (default policy::automatic)
+template <reduce_policy_or_any Policy = policy::automatic>
 class reduce_plan {
 public:
     /// Makes the plan; collective (one small allreduce for automatic and
@@ -62,22 +64,18 @@ public:
     ///         policy, ranks of different dimensions (naming them), or a
     ///         tuning file that cannot be read on some rank
     reduce_plan(const boost::mpi::communicator& comm, int root, std::size_t dimension, Policy policy = {})
-        : core_(comm, root, dimension, detail::make_plan_policy(policy), false)
-    {
-    }
-
-    /// A one-shot call's plan (internal: what reduce() uses; see
-    /// detail::reduce_core).
-    reduce_plan(detail::one_shot_t, const boost::mpi::communicator& comm, int root, std::size_t dimension,
-                const Policy& policy)
-        : core_(detail::one_shot_t{}, comm, root, dimension, policy)
+        : core_(comm, root, dimension, detail::make_plan_policy(policy), false), any_(held_any(policy))
     {
     }
 
     int root() const { return core_.root(); }                 ///< The root rank.
     std::size_t dimension() const { return core_.dimension(); } ///< The vectors' dimension.
     /// The policy.
-    const Policy& policy() const { return *core_.policy().template get<Policy>(); }
+    const Policy& policy() const
+    {
+        if constexpr (is_any) return any_;
+        else return *core_.policy().template get<Policy>();
+    }
 
     /// What reduce runs for values of value_bytes bytes when this rank holds
     /// local_entries entries. Collective for optimal_binary (an allgather of
@@ -110,7 +108,18 @@ public:
     }
 
 private:
+    static constexpr bool is_any = std::same_as<Policy, policy::any>;
+    // policy::any's copy (the core holds the tree it names); nothing for a tree.
+    struct no_copy {};
+    using any_copy = std::conditional_t<is_any, policy::any, no_copy>;
+    static any_copy held_any(const Policy& p)
+    {
+        if constexpr (is_any) return p;
+        else return {};
+    }
+
     detail::reduce_core core_;
+    [[no_unique_address]] any_copy any_;
 };
 
 /// Makes a reduce_plan: for repeated reduces of one dimension to one root.
@@ -118,7 +127,7 @@ private:
 ///
 ///     auto plan = sparse_reduce::make_plan(comm, 0, dimension);
 ///     for (...) plan.reduce(in, out, std::plus<>{});
-template <reduce_policy Policy = policy::automatic>
+template <reduce_policy_or_any Policy = policy::automatic>
 reduce_plan<Policy> make_plan(const boost::mpi::communicator& comm, int root, std::size_t dimension, Policy policy = {})
 {
     return reduce_plan<Policy>(comm, root, dimension, policy);
@@ -126,14 +135,14 @@ reduce_plan<Policy> make_plan(const boost::mpi::communicator& comm, int root, st
 
 namespace detail {
 
-// A one-shot reduce: a plan for this call (its memory and memo the
+// A one-shot reduce: a plan's core for this call (its memory and memo the
 // communicator's), used once.
 template <class In, class Out, class Op, class Policy>
 report reduce_once(const boost::mpi::communicator& comm, const In& in, Out&& out, const Op& op, int root,
                    const Policy& policy)
 {
     if constexpr (checked_call<In, Out, Op>())
-        return reduce_plan<Policy>(one_shot_t{}, comm, root, dimension(in), policy).reduce(in, std::forward<Out>(out), op);
+        return reduce_core(one_shot_t{}, comm, root, dimension(in), policy).reduce(in, std::forward<Out>(out), op);
     else
         return {};
 }
@@ -159,6 +168,14 @@ report reduce_once(const boost::mpi::communicator& comm, const In& in, Out&& out
 template <class In, class Out, class Op, reduce_policy Policy = policy::automatic>
 report reduce(const boost::mpi::communicator& comm, const In& in, Out&& out, const Op& op, int root,
               const Policy& policy = {})
+{
+    return detail::reduce_once(comm, in, std::forward<Out>(out), op, root, policy);
+}
+
+/// reduce with a tree chosen at run time: as reduce with the tree `policy`
+/// holds (the caller's code around it compiled once for every tree).
+template <class In, class Out, class Op, std::same_as<policy::any> Any>
+report reduce(const boost::mpi::communicator& comm, const In& in, Out&& out, const Op& op, int root, const Any& policy)
 {
     return detail::reduce_once(comm, in, std::forward<Out>(out), op, root, policy);
 }

@@ -81,9 +81,37 @@ public:
     // only. That rank runs on the caller's policy and a blank memo up to the
     // call's first agreement (every one-shot call has one before any
     // message), which then fails the call on every rank (throw_setup_failure).
-    template <reduce_policy P>
+    //
+    // A policy::any's tree is adopted so, once per tree type: the call itself
+    // is compiled once.
+    template <reduce_policy_or_any P>
     reduce_core(one_shot_t, const boost::mpi::communicator& comm, int root, std::size_t dimension, const P& policy)
         : reduce_core(comm, root, dimension)
+    {
+        if constexpr (std::same_as<P, policy::any>)
+            policy.visit([&](const auto& tree) { adopt_one_shot(root, dimension, tree); });
+        else
+            adopt_one_shot(root, dimension, policy);
+    }
+
+    int root() const { return root_; }
+    std::size_t dimension() const { return dimension_; }
+    const runtime_policy& policy() const { return *policy_; }
+
+    // reduce_plan's schedule_for, tree_for and reduce.
+    const schedule& schedule_for(bool commutative, std::size_t value_bytes, std::size_t local_entries = 0);
+    const tree& tree_for(bool commutative, std::size_t local_entries = 0);
+
+    template <class In, class Out, class Op>
+    report reduce(const In& in, Out&& out, const Op& op)
+    {
+        return call(in, std::forward<Out>(out), op, {});
+    }
+
+private:
+    // A one-shot call's policy and memo (the one-shot constructor says how).
+    template <reduce_policy P>
+    void adopt_one_shot(int root, std::size_t dimension, const P& policy)
     {
         whole_ = &state_->whole;
         pools_ = &state_->pools;
@@ -128,20 +156,7 @@ public:
         }
     }
 
-    int root() const { return root_; }
-    std::size_t dimension() const { return dimension_; }
-    const runtime_policy& policy() const { return *policy_; }
-
-    // reduce_plan's schedule_for, tree_for and reduce.
-    const schedule& schedule_for(bool commutative, std::size_t value_bytes, std::size_t local_entries = 0);
-    const tree& tree_for(bool commutative, std::size_t local_entries = 0);
-
-    template <class In, class Out, class Op>
-    report reduce(const In& in, Out&& out, const Op& op)
-    {
-        return call(in, std::forward<Out>(out), op, {});
-    }
-
+public:
     // reduce on a rank that has already failed when `failure` is not empty
     // (allreduce's reduce half: a non-root's output of the wrong size fails
     // it). The failure goes up the tree as one found here would. A sparse

@@ -173,18 +173,22 @@ struct made_policy {
     bool measures = false; // needs_call_stats: known without the made policy
 };
 
-template <reduce_policy P>
+template <reduce_policy_or_any P>
 made_policy make_plan_policy(const P& p)
 {
-    ops_of<P>().validate(&p);
-    made_policy m;
-    m.measures = ops_of<P>().needs_call_stats(&p);
-    try {
-        m.policy.emplace(p);
-    } catch (...) {
-        m.failure = current_exception_text();
+    if constexpr (std::same_as<P, policy::any>) {
+        return p.visit([](const auto& tree) { return make_plan_policy(tree); }); // the tree it holds
+    } else {
+        ops_of<P>().validate(&p);
+        made_policy m;
+        m.measures = ops_of<P>().needs_call_stats(&p);
+        try {
+            m.policy.emplace(p);
+        } catch (...) {
+            m.failure = current_exception_text();
+        }
+        return m;
     }
-    return m;
 }
 
 } // namespace sparse_reduce::detail

@@ -526,4 +526,21 @@ simulation_result simulate_reduce(std::span<const In> inputs, Out& out, const Op
     return simulate_reduce(std::span<const In* const>(ptrs), out, op, root, policy, net);
 }
 
+/// simulate_reduce with a tree chosen at run time: as with the tree `policy` holds.
+template <representation In, representation Out, class Op, std::same_as<policy::any> Any>
+    requires std::same_as<value_type_of<In>, value_type_of<Out>> && associative_op<Op, value_type_of<In>>
+simulation_result simulate_reduce(std::span<const In* const> inputs, Out& out, const Op& op, int root,
+                                  const Any& policy, const network_model& net = {})
+{
+    return policy.visit([&](const auto& tree) { return simulate_reduce(inputs, out, op, root, tree, net); });
+}
+/// simulate_reduce of inputs[r] on rank r, with a tree chosen at run time.
+template <representation In, representation Out, class Op, std::same_as<policy::any> Any>
+    requires std::same_as<value_type_of<In>, value_type_of<Out>> && associative_op<Op, value_type_of<In>>
+simulation_result simulate_reduce(std::span<const In> inputs, Out& out, const Op& op, int root,
+                                  const Any& policy, const network_model& net = {})
+{
+    return policy.visit([&](const auto& tree) { return simulate_reduce(inputs, out, op, root, tree, net); });
+}
+
 } // namespace sparse_reduce
