@@ -6,7 +6,7 @@
 #      layout         scripts/check-layout.sh (header length, include layers)
 #   2. release        configure, build and run every CTest test (preset
 #                     check: the release build in build/check, its benchmarks
-#                     and examples at the tests' -O1) but the unit tests,
+#                     and examples at the tests' -Og) but the unit tests,
 #                     which step 3 runs
 #   3. sanitize       ASan+UBSan build of unit_tests, ctest -L unit (preset asan)
 #   4. fuzz           clang libFuzzer build of fuzz_decoders, smoke ctest, then
@@ -135,7 +135,8 @@ step_end
 step_begin "release"
 # The release build in its own directory (build/check, not a user's
 # build/release): its benchmarks and examples are built and run to check
-# them, so at the tests' -O1, which compiles them in 60 % of the time.
+# them, so at the tests' -Og, which compiles them in 40 % of -O3's time
+# (tests, benchmarks and examples: 560 s of CPU against 910 at -O1).
 # The unit tests run in the sanitizer step (step 3), under ASan and UBSan;
 # built here too only when that step is skipped.
 unit_tests_here=OFF
