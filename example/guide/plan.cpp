@@ -36,6 +36,17 @@ bool plans(const boost::mpi::communicator& world)
         if (me == 0) ok &= total.nonZeros() == ranks; // this step's sum, on rank 0
     }
     //! [plan]
+    //! [start]
+    // Start the sum of this step's forces; compute the next step's meanwhile.
+    Eigen::SparseVector<double> sum, next(static_cast<Eigen::Index>(n));
+    sr::reduce_request request = plan.start(force, sum, std::plus<>{});
+    for (int piece = 0; piece < 16; ++piece) {
+        next.insertBack(static_cast<Eigen::Index>(piece * 1000 + me)) = 1.0; // a piece of the work
+        request.test();                                                    // moves the reduce on
+    }
+    sr::report r = request.wait(); // complete: the sum is on rank 0
+    //! [start]
+    if (me == 0) ok &= sum.nonZeros() == ranks && r.seconds >= r.wait_seconds && next.nonZeros() == 16;
     return ok;
 }
 

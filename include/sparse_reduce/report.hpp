@@ -61,7 +61,8 @@ struct report {
     std::size_t bytes_sent = 0;     ///< By this rank, headers included.
     std::size_t bytes_received = 0; ///< By this rank.
     std::size_t messages_sent = 0;  ///< By this rank.
-    double seconds = 0;             ///< The call's time on this rank (MPI_Wtime around it).
+    double seconds = 0;             ///< The call's time on this rank (MPI_Wtime around it; a started call's from start to completion).
+    double wait_seconds = 0;        ///< A started call's time in reduce_request::wait (0 for other calls).
 
     /// One line: algorithm; reason; tuning; bytes and messages; seconds.
     friend std::ostream& operator<<(std::ostream& os, const report& r)
@@ -69,8 +70,10 @@ struct report {
         os << r.algorithm;
         if (!r.reason.empty_text()) os << "; " << r.reason;
         if (!r.tuning.empty_text()) os << "; tuning: " << r.tuning;
-        return os << "; sent " << r.bytes_sent << " B in " << r.messages_sent << " messages, received "
-                  << r.bytes_received << " B, in " << r.seconds << " s";
+        os << "; sent " << r.bytes_sent << " B in " << r.messages_sent << " messages, received " << r.bytes_received
+           << " B, in " << r.seconds << " s";
+        if (r.wait_seconds > 0) os << " (" << r.wait_seconds << " s in wait)";
+        return os;
     }
 };
 

@@ -116,7 +116,7 @@ void allreduce_partial(const std::byte* p, std::size_t n, std::size_t dim, std::
         d::wire_buffer again;
         const std::size_t m = d::encode_partial(&q, dim, window, 0.0, sr::wire::adaptive, 0, again);
         const auto q2 = d::decode_partial(d::parse_partial<double>(d::bytes_of(again, m).subspan(8), dim, window), dim, 0.0);
-        const auto dense = [dim](const d::partial<double>& x) {
+        const auto dense = [](const d::partial<double>& x) {
             return x.is_dense ? x.dense : sr::to_dense(x.sparse, std::plus<>{});
         };
         const auto a = dense(q), b = dense(q2);

@@ -67,6 +67,7 @@
 #include "../exec/comm_state.hpp"
 #include "../mpi/communicator.hpp"
 #include "../mpi/transport.hpp"
+#include "../mpi/pending.hpp"
 #include "../error.hpp"
 #include "../kernel/identity_law.hpp"
 #include "../policy.hpp"
@@ -177,6 +178,7 @@ public:
             return {};
         } else {
             detail::require_not_finalized(); // a plan holds its communicators' handles
+            detail::complete_pending(); // started calls first (mpi/pending.hpp)
             // The ranks agreed on the plan's dimension: past the limit, all throw here.
             detail::check_dimension_limit(dimension_, sizeof(value_type_of<In>));
             const double start = MPI_Wtime();
@@ -304,7 +306,7 @@ private:
     static std::shared_ptr<detail::private_duplicate> checked_private_comm(const boost::mpi::communicator& comm,
                                                                            const Policy& policy)
     {
-        detail::require_intracommunicator(MPI_Comm(comm), "allreduce");
+        detail::enter_collective(MPI_Comm(comm), "allreduce");
         if constexpr (requires { validate(policy); }) validate(policy);
         return detail::private_comm_owner(MPI_Comm(comm));
     }

@@ -77,6 +77,7 @@
 #include "../mpi/communicator.hpp"
 #include "../mpi/first_failure.hpp"
 #include "../mpi/tags.hpp"
+#include "../mpi/pending.hpp"
 #include "../op/associative_op.hpp"
 #include "../repr/representation.hpp"
 #include "../report.hpp"
@@ -168,6 +169,7 @@ public:
                  associative_op<Op, T>
     report reduce(const Values& values, Out&& out, const Op& op)
     {
+        detail::complete_pending(); // started calls first (mpi/pending.hpp)
         return detail::pattern_call(*s_, values, out, op);
     }
 
@@ -184,7 +186,7 @@ pattern_plan<T> make_pattern_plan_from(const boost::mpi::communicator& comm, std
                                        MakePattern&& make_pattern, const pattern_target& target, pattern_options options,
                                        bool matrix = false)
 {
-    require_intracommunicator(MPI_Comm(comm), "make_pattern_plan");
+    enter_collective(MPI_Comm(comm), "make_pattern_plan");
     auto owner = private_comm_owner(MPI_Comm(comm));
     const std::size_t dimension = cols ? size * cols : size;
     std::shared_ptr<pattern_state<T>> s;

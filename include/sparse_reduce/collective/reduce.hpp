@@ -26,6 +26,7 @@
 /// dimension, throw on every rank before anything is sent.
 
 #include <concepts>
+#include <ranges>
 #include <cstddef>
 #include <type_traits>
 #include <utility>
@@ -106,6 +107,27 @@ public:
     {
         return core_.reduce(in, std::forward<Out>(out), op);
     }
+
+    /// Starts reduce(in, out, op) and returns at once: the request's test()
+    /// and wait() complete it (collective/reduce_request.hpp). Collective:
+    /// every rank starts its plans' calls in the same order. `in` and `out`
+    /// belong to the call until it completes (nothing checks it). A plan
+    /// runs one call at a time: its next call, started or not, completes
+    /// this one first. A started call always runs the windowed pipeline.
+    /// @throws sparse_reduce::error where the blocking call throws before
+    ///         its first message (on every rank); later failures are wait()'s
+    template <class In, class Out, class Op>
+    reduce_request start(const In& in, Out&& out, const Op& op)
+    {
+        reduce_request request;
+        core_.start(in, std::forward<Out>(out), op, request);
+        return request;
+    }
+    /// A temporary input (other than a view, such as a std::span) would be
+    /// gone before the call reads it: refused at compile time.
+    template <class In, class Out, class Op>
+        requires(!std::is_lvalue_reference_v<In> && !std::ranges::view<std::remove_cvref_t<In>>)
+    reduce_request start(In&& in, Out&& out, const Op& op) = delete;
 
 private:
     static constexpr bool is_any = std::same_as<Policy, policy::any>;

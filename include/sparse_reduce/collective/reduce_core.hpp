@@ -9,6 +9,8 @@
 //   whole      exec/whole_reduce.hpp on the schedule's first tree
 //   windows    the statistics (resolve), then exec/rank_program.hpp's nodes
 //              over the schedule's one or two trees, run by exec/mpi_executor.hpp
+//   started    a plan's start: the windows, their state kept in the plan's
+//              slot and run by test() and wait() (collective/reduce_start.hpp)
 //
 // Failures anywhere travel up the tree; the root and the rank that found
 // one throw (collective/reduce.hpp says which).
@@ -39,6 +41,7 @@
 #include "../mpi/communicator.hpp"
 #include "../mpi/dimension_agreement.hpp"
 #include "../mpi/first_failure.hpp"
+#include "../mpi/pending.hpp"
 #include "../op/associative_op.hpp"
 #include "../op/builtin.hpp"
 #include "../policy.hpp"
@@ -56,6 +59,7 @@
 #include "../detail/compiled_mode.hpp"
 #include "call_check.hpp"
 #include "reduce_memo.hpp"
+#include "reduce_request.hpp"
 
 namespace sparse_reduce::detail {
 
@@ -107,6 +111,10 @@ public:
     {
         return call(in, std::forward<Out>(out), op, {});
     }
+
+    // reduce_plan's start (collective/reduce_start.hpp): request completes it.
+    template <class In, class Out, class Op>
+    void start(const In& in, Out&& out, const Op& op, reduce_request& request);
 
 private:
     // A one-shot call's policy and memo (the one-shot constructor says how).
@@ -174,6 +182,7 @@ private:
     {
         if constexpr (detail::checked_call<In, Out, Op>()) {
             detail::require_not_finalized(); // a plan holds its communicators' handles
+            complete_started_calls();
             unsettled_ = nullptr;
             const double start = MPI_Wtime();
             auto&& target = detail::writable_output(std::forward<Out>(out));
@@ -192,8 +201,8 @@ private:
     // plan's dimension locally, so the rank at fault throws.
     void agree(const std::string& failure, bool dimension_agreed, bool measures);
 
-    template <representation In, representation Out, class Op>
-    report reduce_checked(const In& in, Out& out, const Op& op, const std::string& failed_before)
+    template <representation In, representation Out, class Op, class Start = blocking_call>
+    report reduce_checked(const In& in, Out& out, const Op& op, const std::string& failed_before, Start started = {})
     {
         using T = value_type_of<In>;
         using RO = repr_traits<std::remove_cvref_t<Out>>;
@@ -215,7 +224,9 @@ private:
                            std::to_string(sparse_reduce::dimension(in)) + ", the plan has " + std::to_string(dimension_);
         // The path (select/path.hpp): sparse inputs under the adaptive wire may
         // travel whole (one message per edge), at once or as selection finds.
-        constexpr bool whole_path = index_value_representation<In>; // compiled only where it may run
+        // compiled only where it may run; a started call always windows (the
+        // whole-message path blocks)
+        constexpr bool whole_path = index_value_representation<In> && std::same_as<Start, blocking_call>;
         const detail::whole_rule rule =
             whole_path ? policy().whole_messages(true, size_) : detail::whole_rule::never;
         const bool may_travel_whole = rule != detail::whole_rule::never;
@@ -263,7 +274,12 @@ private:
             resolve(commutative, sizeof(T), stats_source(stats), RO::kind == repr_kind::dense, may_travel_whole);
         if constexpr (whole_path)
             if (sched.whole) return reduce_whole<T>(in, out, op, sched, local_failure);
-        return reduce_windows<T>(in, out, op, sched, counts, std::move(local_failure));
+        if constexpr (!std::same_as<Start, blocking_call>) {
+            start_windows<T>(in, op, sched, counts, std::move(local_failure), std::move(started));
+            return {};
+        } else {
+            return reduce_windows<T>(in, out, op, sched, counts, std::move(local_failure));
+        }
     }
 
     // The windowed pipeline (exec/reduce_node.hpp) on the schedule's trees:
@@ -274,48 +290,83 @@ private:
     report reduce_windows(const In& in, Out& out, const Op& op, const schedule& sched, local_counts& counts,
                           std::string local_failure)
     {
-        using RO = repr_traits<std::remove_cvref_t<Out>>;
         const T id = identity<T>(op);
         const detail::stream_config cfg = detail::make_stream_config(sched);
-
-        using reader_t = detail::own_reader_t<In>; // one per index width, not per representation
-        using own_t = detail::own_input<T, reader_t>;
         detail::call_arena::lease lease(*arena_); // everything below: no heap in steady state
         std::pmr::vector<std::uint32_t> window_counts(lease.resource());
-        std::optional<own_t> own;
-        const bool destination = rank_ == root_;
+        std::optional<detail::own_input<T, detail::own_reader_t<In>>> own;
         detail::root_output<T> result;
-        // Checked inside the failure protocol: a bad input or output fails
-        // the call on every rank that must know, with nothing left queued.
-        if (local_failure.empty()) {
-            try {
-                own.emplace(detail::make_own_input(in, cfg, id, detail::counts_windows<In, Out>(sched, rank_, root_),
-                                                   window_counts, counts.blocks, detail::stats_grain));
-                if (destination) result = detail::make_root_output<T>(out, detail::same_object(in, out), sched, *own);
-            } catch (...) {
-                local_failure = detail::unprefixed(detail::current_exception_text());
-            }
-        }
-        if (!local_failure.empty()) own.emplace(own_t{nullptr, detail::empty_reader<reader_t>(id), {}});
-        sparse_writer<T> write = nullptr; // a dense output is written in place
-        if constexpr (RO::kind != repr_kind::dense)
-            write = [](void* o, std::span<const detail::root_output<T>> results, std::size_t windows,
-                       std::size_t dim, const T& identity, bool failed) {
-                detail::write_sparse_output(*static_cast<Out*>(o), results, windows, dim, identity, failed);
-            };
+        make_windows_io(in, out, sched, cfg, id, counts, window_counts, own, result, local_failure);
         try {
-            return run_windows(sched, cfg, op, *own, result, local_failure, lease.resource(), write, &out);
+            return run_windows(sched, cfg, op, *own, result, local_failure, lease.resource(), writer_for<T, Out>(),
+                               &out);
         } catch (...) {
-            if (destination) detail::clear_root_output(out);
+            if (rank_ == root_) detail::clear_root_output(out);
             throw;
         }
     }
 
+    // This rank's input and the root's output for the windows (own: one
+    // reader per index width, not per representation). Checked inside the
+    // failure protocol: a bad input or output fails the call on every rank
+    // that must know, with nothing left queued.
+    template <class T, class In, class Out, class Reader>
+    void make_windows_io(const In& in, Out& out, const schedule& sched, const detail::stream_config& cfg, const T& id,
+                         local_counts& counts, std::pmr::vector<std::uint32_t>& window_counts,
+                         std::optional<detail::own_input<T, Reader>>& own, detail::root_output<T>& result,
+                         std::string& local_failure)
+    {
+        if (local_failure.empty()) {
+            try {
+                own.emplace(detail::make_own_input(in, cfg, id, detail::counts_windows<In, Out>(sched, rank_, root_),
+                                                   window_counts, counts.blocks, detail::stats_grain));
+                if (rank_ == root_)
+                    result = detail::make_root_output<T>(out, detail::same_object(in, out), sched, *own);
+            } catch (...) {
+                local_failure = detail::unprefixed(detail::current_exception_text());
+            }
+        }
+        if (!local_failure.empty()) own.emplace(detail::own_input<T, Reader>{nullptr, detail::empty_reader<Reader>(id), {}});
+    }
+
     // The root's result into the caller's sparse output (rank_program.hpp,
-    // write_sparse_output), behind a plain function.
+    // write_sparse_output), behind a plain function; none for a dense
+    // output, written in place.
     template <class T>
     using sparse_writer = void (*)(void* out, std::span<const detail::root_output<T>> results, std::size_t windows,
                                    std::size_t dim, const T& id, bool failed);
+    template <class T, class Out>
+    static sparse_writer<T> writer_for()
+    {
+        if constexpr (repr_traits<std::remove_cvref_t<Out>>::kind == repr_kind::dense)
+            return nullptr;
+        else
+            return [](void* o, std::span<const detail::root_output<T>> results, std::size_t windows, std::size_t dim,
+                      const T& identity, bool failed) {
+                detail::write_sparse_output(*static_cast<Out*>(o), results, windows, dim, identity, failed);
+            };
+    }
+
+    // The report of a windowed call whose messages are all in; the root's
+    // output written (emptied where the call failed). Throws as reduce does.
+    template <class T, class Op, class Reader>
+    report windows_report(const schedule& sched, const detail::rank_program<T, Op, Reader>& program, const T& id,
+                          sparse_writer<T> write, void* out);
+
+    // A plan's started call (collective/reduce_start.hpp).
+    template <class T, class Op, class Reader, class Held>
+    struct started_windows;
+    template <class T, class In, class Op, class Start>
+    void start_windows(const In& in, const Op& op, const schedule& sched, local_counts& counts,
+                       std::string local_failure, Start started);
+    // This plan's started call, and then every other run in flight, to
+    // their ends: a call's first step (the plan's memory is the call's, and
+    // no rank may block while another waits on a run of this one).
+    void complete_started_calls() noexcept
+    {
+        if (memory_) detail::complete_started(memory_->started);
+        detail::complete_pending();
+    }
 
     template <class T, class Op, class Reader>
     report run_windows(const schedule& sched, const detail::stream_config& cfg, const Op& op,
@@ -507,7 +558,6 @@ report reduce_core::run_windows(const schedule& sched, const detail::stream_conf
                                 const std::string& local_failure, std::pmr::memory_resource* mem,
                                 sparse_writer<T> write, void* out)
 {
-    const bool destination = rank_ == root_;
     std::optional<detail::rank_program<T, Op, Reader>> program;
     try {
         program.emplace(sched.trees, rank_, cfg, op, own, result, *pools_, local_failure, mem);
@@ -517,25 +567,7 @@ report reduce_core::run_windows(const schedule& sched, const detail::stream_conf
     detail::node_run run(private_, program->refs(), mem);
     settle(run.failure().empty() ? run.failure() : "rank " + std::to_string(rank_) + ": " + run.failure());
     run.run();
-
-    report rep;
-    rep.algorithm = describe_once(sched, false);
-    rep.reason = report_text(memo_->reason);
-    rep.tuning = tuning_name();
-    rep.bytes_sent = program->bytes_sent();
-    rep.bytes_received = program->bytes_received();
-    rep.messages_sent = program->messages_sent();
-    std::string write_failure; // every message is in: the root's own failure
-    if (write && destination) { // emptied if the call failed
-        try {
-            write(out, program->results(), program->windows(), dimension_, identity<T>(op), program->failed());
-        } catch (...) {
-            write_failure = detail::rank_failure_text(rank_);
-        }
-    }
-    program->throw_if_failed(destination);
-    if (!write_failure.empty()) detail::fail("reduce failed on " + write_failure);
-    return rep;
+    return windows_report(sched, *program, identity<T>(op), write, out);
 }
 
 } // namespace sparse_reduce::detail
@@ -546,3 +578,4 @@ report reduce_core::run_windows(const schedule& sched, const detail::stream_conf
 #include "reduce_core_members.hpp"
 #endif
 #include "reduce_instances.hpp"
+#include "reduce_start.hpp"

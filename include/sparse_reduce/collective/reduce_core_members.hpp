@@ -77,6 +77,7 @@ SPARSE_REDUCE_INLINE void reduce_core::agree(const std::string& failure, bool di
                                         failure.empty() ? 0ull : static_cast<unsigned long long>(rank_) + 1,
                                         print, ~print};
     unsigned long long all[6];
+    detail::complete_pending(); // (mpi/pending.hpp: no rank blocks here with runs in flight)
     MPI_Allreduce(mine, all, 6, MPI_UNSIGNED_LONG_LONG, MPI_MAX, private_);
     if (all[3])
         detail::fail("making the plan failed on rank " + std::to_string(all[3] - 1) +
@@ -87,7 +88,9 @@ SPARSE_REDUCE_INLINE void reduce_core::agree(const std::string& failure, bool di
 }
 
 SPARSE_REDUCE_INLINE reduce_core::reduce_core(const boost::mpi::communicator& comm, int root, std::size_t dimension)
-    : state_(&detail::state_of(MPI_Comm(comm))), private_(state_->dup), root_(root), dimension_(dimension)
+    // started calls first (mpi/pending.hpp): a communicator's first use is collective
+    : state_((detail::complete_pending(), &detail::state_of(MPI_Comm(comm)))), private_(state_->dup), root_(root),
+      dimension_(dimension)
 {
     MPI_Comm_rank(private_, &rank_);
     MPI_Comm_size(private_, &size_);
@@ -247,6 +250,7 @@ SPARSE_REDUCE_INLINE const schedule& reduce_core::resolve(bool commutative, std:
             mine.agreement.setup_failures = setup_failure_.empty() ? 0 : 1;
             mine.agreement.setup_failed_ranks = setup_failure_.empty() ? 0 : rank_;
         }
+        detail::complete_pending();
         MPI_Allreduce(&mine, &sum, detail::stats_message::doubles, MPI_DOUBLE, MPI_SUM, private_);
         if (sum.agreement.setup_failures > 0)
             throw_setup_failure(sum.agreement.setup_failures == 1 ? static_cast<int>(sum.agreement.setup_failed_ranks)
@@ -294,6 +298,7 @@ SPARSE_REDUCE_INLINE void reduce_core::settle(const std::string& failure)
         if (!failure.empty()) detail::fail("preparing the call failed on " + failure);
         return;
     }
+    detail::complete_pending();
     try {
         detail::throw_if_any_failed(private_, failure, "preparing the call failed on");
     } catch (...) {
@@ -326,6 +331,7 @@ SPARSE_REDUCE_INLINE void reduce_core::gather_entries(std::size_t local, std::ve
     // with whether this rank's setup failed (a one-shot call's first agreement)
     const unsigned long long mine[3] = {local, dimension_, setup_failure_.empty() ? 0ull : 1ull};
     std::vector<unsigned long long> all(3 * static_cast<std::size_t>(size_));
+    detail::complete_pending();
     MPI_Allgather(mine, 3, MPI_UNSIGNED_LONG_LONG, all.data(), 3, MPI_UNSIGNED_LONG_LONG, private_);
     for (std::size_t r = 0; r < all.size(); r += 3)
         if (all[r + 2]) throw_setup_failure(static_cast<int>(r / 3));

@@ -11,6 +11,7 @@
 
 #include "../exec/call_arena.hpp"
 #include "../exec/node_buffers.hpp"
+#include "../exec/started_call.hpp"
 #include "../schedule/schedule.hpp"
 #include "../select/call_stats.hpp"
 #include "../select/policy_value.hpp"
@@ -78,6 +79,7 @@ struct plan_memory {
     node_buffers whole;
     std::vector<node_buffers> pools;
     call_arena arena;
+    started_call started; // reduce_plan::start's call, until it completes
 };
 
 // One-shot calls keep their selection on the communicator, per policy type
@@ -100,5 +102,7 @@ struct one_shot_memo {
 };
 
 struct one_shot_t {};
+// reduce_checked's mark of a blocking call (a started one passes its start_args).
+struct blocking_call {};
 
 } // namespace sparse_reduce::detail

@@ -425,7 +425,7 @@ std::vector<std::size_t> reduce_scatter_checked(const boost::mpi::communicator& 
                                                 const Op& op, std::span<const std::size_t> ranges)
 {
     using T = value_type_of<In>;
-    detail::require_intracommunicator(MPI_Comm(comm), "reduce_scatter");
+    detail::enter_collective(MPI_Comm(comm), "reduce_scatter");
     const MPI_Comm pc = detail::private_comm(MPI_Comm(comm));
     const int ranks = comm.size();
     const std::size_t dim = dimension(in);

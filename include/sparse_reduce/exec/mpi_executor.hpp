@@ -57,7 +57,7 @@ public:
     // Every node's next step: what it has ready is posted, then one
     // completed request is handled, waited for unless a node has work to
     // do ahead. True once every node is done, nothing in flight.
-    bool advance();
+    bool advance() { return step(true) == moved::done; }
 
     void run()
     {
@@ -65,7 +65,20 @@ public:
         }
     }
 
+    // Steps without ever waiting, until every node is done (true) or
+    // nothing moves (false): a started call's test (collective/reduce_request.hpp).
+    bool poll()
+    {
+        for (;;) {
+            const moved m = step(false);
+            if (m != moved::on) return m == moved::done;
+        }
+    }
+
 private:
+    enum class moved { done, on, idle }; // idle: nothing completed, no work ahead
+    moved step(bool may_wait);
+
     MPI_Comm comm_;
     std::span<const node_ref> nodes_;
     std::pmr::vector<std::size_t> base_; // node k's first request slot
@@ -75,7 +88,7 @@ private:
     std::string failure_;
 };
 
-inline bool node_run::advance()
+inline node_run::moved node_run::step(bool may_wait)
 {
     if (!failure_.empty()) fail(failure_); // (the caller's agreement has thrown already)
     bool all_done = true;
@@ -95,16 +108,17 @@ inline bool node_run::advance()
                       &req_[base_[k] + children + static_cast<std::size_t>(out->buffer)]);
         all_done &= n.done(b.node);
     }
-    if (all_done) return true;
+    if (all_done) return moved::done;
     // Blocked: a node with work to do ahead does a piece of it between
     // tests, rather than waiting idle (reduce_node::work_ahead).
     bool ahead = false;
     for (const node_ref& b : nodes_) ahead = ahead || b.ops->work_ahead(b.node);
     int index = MPI_UNDEFINED, flag = 0;
     MPI_Status status;
-    if (ahead) {
+    if (ahead || !may_wait) {
         MPI_Testany(static_cast<int>(slots_), req_.data(), &index, &flag, &status);
-        if (!flag || index == MPI_UNDEFINED) return false;
+        if (!flag) return ahead ? moved::on : moved::idle;
+        if (index == MPI_UNDEFINED && ahead) return moved::on;
     } else {
         MPI_Waitany(static_cast<int>(slots_), req_.data(), &index, &status);
     }
@@ -123,7 +137,7 @@ inline bool node_run::advance()
     } else {
         b.ops->on_sent(b.node, static_cast<int>(slot - children));
     }
-    return false;
+    return moved::on;
 }
 
 } // namespace sparse_reduce::detail

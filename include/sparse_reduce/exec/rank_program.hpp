@@ -88,11 +88,13 @@ public:
     // writes as it folds; two trees stage their entries instead
     // (write_sparse_output interleaves them). pools: pools_per_tree per tree (its
     // node, its forward receiver, its result staging), kept by the caller;
-    // mem: the call's bookkeeping (exec/call_arena.hpp). The trees must
-    // outlive the program.
+    // mem: the call's bookkeeping (exec/call_arena.hpp); tag_offset: added
+    // to every tag (a started call's, mpi/tags.hpp). The trees must outlive
+    // the program.
     rank_program(const std::vector<tree>& trees, int me, const stream_config& cfg, const Op& op,
                  const own_input<T, Reader>& own, const root_output<T>& out, std::vector<node_buffers>& pools,
-                 const std::string& local_failure, std::pmr::memory_resource* mem = std::pmr::get_default_resource())
+                 const std::string& local_failure, std::pmr::memory_resource* mem = std::pmr::get_default_resource(),
+                 int tag_offset = 0)
         : windows_(cfg.windows()), owns_(trees.size(), own, mem), results_(trees.size(), mem),
           tree_nodes_(trees.size(), mem), forward_nodes_(trees.size(), mem), tops_(trees.size(), mem), bindings_(mem),
           refs_(mem)
@@ -124,7 +126,7 @@ public:
             stream_config c = cfg;
             c.window_offset = k;
             c.window_stride = n;
-            const int stream = tree_tag(stream_tag, k), forward = tree_tag(forward_tag, k);
+            const int stream = tag_offset + tree_tag(stream_tag, k), forward = tag_offset + tree_tag(forward_tag, k);
             node_shape shape{me, view.children, view.self_position, view.parent >= 0 || view.forwards};
             auto& node = tree_nodes_[k].emplace(shape, c, op, &owns_[k], shape.sends ? nullptr : &results_[k],
                                                 pools[pools_per_tree * k + node_pool], mem);

@@ -5,6 +5,7 @@
 //   require_mpi_running()                  throws unless MPI is initialised and not finalised
 //   require_not_finalized()                throws once MPI_Finalize has run (a plan's check)
 //   require_intracommunicator(comm, who)   throws unless comm is an intracommunicator
+//   enter_collective(comm, who)            that, then the started calls' transfers finished
 //   attached<S>(comm, make)                comm's S, made on first use and kept as
 //                                          an MPI attribute of comm (freed with
 //                                          it), as Boost.MPI and KaMPIng keep theirs
@@ -25,6 +26,7 @@
 
 #include "../error.hpp"
 #include "first_failure.hpp"
+#include "pending.hpp"
 
 namespace sparse_reduce::detail {
 
@@ -89,6 +91,15 @@ inline void require_intracommunicator(MPI_Comm comm, const char* who = "sparse_r
     if (inter) fail(std::string(who) + ": an intercommunicator was passed; collectives need an intracommunicator");
 }
 
+// A one-shot collective's first step: comm checked (require_intracommunicator),
+// then every started call's transfer finished (mpi/pending.hpp), so no rank
+// waits in this collective on a rank that waits on one of those.
+inline void enter_collective(MPI_Comm comm, const char* who)
+{
+    require_intracommunicator(comm, who);
+    complete_pending();
+}
+
 // Bumped when any S attribute is deleted (its communicator freed): a freed
 // handle can come back for a new communicator, so every thread's cached
 // (handle, S*) pair below must be dropped then.
@@ -150,6 +161,7 @@ S& attached(MPI_Comm user, Make&& make)
 // on it (unless MPI has been finalised by then).
 struct private_duplicate {
     MPI_Comm comm = MPI_COMM_NULL;
+    unsigned long long starts = 0; // reduce_plan::start calls on it (mpi/tags.hpp, request_tags)
 
     private_duplicate() = default;
     private_duplicate(const private_duplicate&) = delete;

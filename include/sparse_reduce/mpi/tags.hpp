@@ -13,6 +13,12 @@
 //              recursive doubling (64: above the broadcast's streams)
 //   71 .. 72   the distributed sort (sort/)
 //   73 .. 74   reduce_scatter (collective/reduce_scatter.hpp)
+//   75 .. 76   fixed-pattern plans (collective/pattern_plan.hpp)
+//   1000 + 4s  a started reduce (reduce_plan::start): the windowed reduce's
+//   .. + 3     tags, moved up by request_tags(s) for the s-th start on the
+//              communicator (mod request_tag_slots), so requests in flight
+//              together, and blocking calls beside them, never match each
+//              other's messages
 
 #include <cstddef>
 
@@ -37,5 +43,13 @@ inline constexpr int scatter_value_tag = 74;
 
 inline constexpr int pattern_index_tag = 75; // a pattern plan's indices, once
 inline constexpr int pattern_value_tag = 76; // its values, every call
+
+// A started reduce's tag offset: within MPI's smallest tag bound (32767).
+inline constexpr int request_tag_base = 1000;
+inline constexpr unsigned request_tag_slots = 7000;
+constexpr int request_tags(unsigned long long start)
+{
+    return request_tag_base - stream_tag + 2 * tags_per_tree * static_cast<int>(start % request_tag_slots);
+}
 
 } // namespace sparse_reduce::detail

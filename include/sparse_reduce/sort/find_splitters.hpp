@@ -419,7 +419,7 @@ splitters_result<K> find_splitters(const boost::mpi::communicator& comm, std::sp
                                    double tolerance, const Compare& comp = {}, const Interp& interp = {},
                                    splitter_options options = {})
 {
-    detail::require_intracommunicator(MPI_Comm(comm), "find_splitters");
+    detail::enter_collective(MPI_Comm(comm), "find_splitters");
     return detail::find_splitters_after(comm, sorted, bins, tolerance, comp, interp, options, {});
 }
 

@@ -108,7 +108,7 @@ template <sort_key K, key_order<K> Compare = std::less<>, key_interpolation<K> I
 sort_timings histogram_sort(const boost::mpi::communicator& comm, std::vector<K>& data, const Compare& comp = {},
                             histogram_sort_options options = {}, const Interp& interp = {})
 {
-    detail::require_intracommunicator(MPI_Comm(comm), "histogram_sort");
+    detail::enter_collective(MPI_Comm(comm), "histogram_sort");
     if (options.bins_per_rank < 1) options.bins_per_rank = 0; // find_splitters then refuses it on every rank
     sort_timings t;
     const auto now = [&] {

@@ -63,7 +63,7 @@ template <sort_key K, key_order<K> Compare = std::less<>>
 move_result move_data(const boost::mpi::communicator& comm, std::vector<K>& data, std::span<const splitter<K>> splitters,
                       const Compare& comp = {})
 {
-    detail::require_intracommunicator(MPI_Comm(comm), "move_data");
+    detail::enter_collective(MPI_Comm(comm), "move_data");
     const MPI_Comm pc = detail::private_comm(MPI_Comm(comm));
     const int me = comm.rank(), ranks = comm.size();
     const auto P = static_cast<std::size_t>(ranks);

@@ -135,7 +135,7 @@ struct rebalance_exchange {
 template <sort_key K>
 rebalance_result rebalance(const boost::mpi::communicator& comm, std::vector<K>& data)
 {
-    detail::require_intracommunicator(MPI_Comm(comm), "rebalance");
+    detail::enter_collective(MPI_Comm(comm), "rebalance");
     const MPI_Comm pc = detail::private_comm(MPI_Comm(comm));
     const int me = comm.rank(), ranks = comm.size();
     const std::uint64_t n = data.size();

@@ -93,7 +93,7 @@ std::vector<std::size_t> reduce_scatter_balanced_checked(const boost::mpi::commu
                                                          Out& out, const Op& op, double tolerance)
 {
     using T = value_type_of<In>;
-    detail::require_intracommunicator(MPI_Comm(comm), "reduce_scatter_balanced");
+    detail::enter_collective(MPI_Comm(comm), "reduce_scatter_balanced");
     const MPI_Comm pc = detail::private_comm(MPI_Comm(comm));
     const std::size_t dim = dimension(in);
     const T id = identity<T>(op);

@@ -1,0 +1,212 @@
+// A step loop that hides a reduce behind computation: start the reduce,
+// compute for T_comp (calling test() every --test-every microseconds),
+// wait; against the blocking call followed by the same computation, and
+// against MPI_Ireduce of the dense buffer (MPI_Test at the same points).
+//
+//   mpiexec -n P overlap_bench [--dim C] [--density d,d,...] [--dist ...] [--reps R] [--warmup W]
+//                              [--compute F] [--test-every US] [--csv FILE] [--smoke]
+//
+// Per density, every rank's Eigen::SparseVector<double> is reduced to rank 0
+// into a std::vector<double>, by plans made before timing (policy
+// automatic; one for the blocking rows, one for the started ones). T_comm is the median of the blocking call (for MPI, of
+// MPI_Reduce), T_comp = F x T_comm (default 1), the computation a loop of
+// multiply-adds on a private array that reads the clock. Rows, timed in
+// interleaved rounds (the slowest rank's time):
+//
+//   blocking           plan.reduce: T_comm
+//   start_wait         plan.start, wait (ratio: to blocking)
+//   blocking+comp      plan.reduce, then compute(T_comp)
+//   started+comp       plan.start, compute(T_comp) with test(), wait
+//                      (ratio: to blocking+comp)
+//   mpi_reduce         MPI_Reduce of the dense buffer: MPI's T_comm
+//   mpi_reduce+comp    MPI_Reduce, then compute(T_comp)
+//   mpi_ireduce+comp   MPI_Ireduce, compute(T_comp) with MPI_Test, MPI_Wait
+//
+// overlap = (T_comp + T_comm - T_total) / min(T_comp, T_comm), T_comm the
+// row's communication alone (blocking, mpi_reduce) in the same rounds: 1
+// when the transfer hides entirely behind the computation, 0 when nothing
+// does. The last round's started and MPI results, and one more started
+// call with computation, are checked on the root against the blocking
+// call's (relative 1e-9); a mismatch makes the exit status 1.
+
+#include <sparse_reduce/sparse_reduce.hpp>
+
+#include "options.hpp"
+#include "timing.hpp"
+#include "workload.hpp"
+
+#include <boost/mpi.hpp>
+
+#include <Eigen/SparseCore>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace mpi = boost::mpi;
+namespace sr = sparse_reduce;
+namespace sb = sparse_reduce::bench;
+
+namespace {
+
+struct options : sb::cell_options {
+    double compute = 1.0;     // T_comp / T_comm
+    double test_every = 100e-6; // seconds between test() calls
+};
+
+options parse(int argc, char** argv)
+{
+    options o;
+    o.densities = {1e-2, 1.0};
+    o.reps = 20;
+    sb::parse_cell_options(argc, argv, o, 1, [&](const std::string& a, const auto& next) {
+        if (a == "--compute") o.compute = std::stod(next());
+        else if (a == "--test-every") o.test_every = std::stod(next()) * 1e-6;
+    });
+    return o;
+}
+
+// Computes for `seconds` (multiply-adds over a private array), calling
+// poll() every `every` seconds.
+template <class Poll>
+void compute(double seconds, double every, std::vector<double>& work, Poll&& poll)
+{
+    const double start = MPI_Wtime();
+    double next = start + every;
+    for (;;) {
+        for (std::size_t i = 0; i < 64; ++i) work[i] = work[i] * 0.999999 + 1e-9;
+        const double now = MPI_Wtime();
+        if (now - start >= seconds) break;
+        if (now >= next) {
+            poll();
+            next = now + every;
+        }
+    }
+}
+
+bool close(const std::vector<double>& a, const std::vector<double>& b)
+{
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i)
+        if (!(std::abs(a[i] - b[i]) <= 1e-9 * std::max(1.0, std::abs(b[i])))) return false;
+    return true;
+}
+
+double overlap(double t_comp, double t_comm, double t_total)
+{
+    return (t_comp + t_comm - t_total) / std::min(t_comp, t_comm);
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    mpi::environment env;
+    mpi::communicator world;
+    const options o = parse(argc, argv);
+    const int me = world.rank(), P = world.size();
+    std::FILE* csv = !o.csv.empty() && me == 0 ? std::fopen(o.csv.c_str(), "w") : nullptr;
+    if (csv)
+        std::fprintf(csv, "P,dim,density,row,t_comm_s,t_comp_s,min_s,median_s,max_s,overlap,ratio_to_blocking\n");
+    if (me == 0)
+        std::printf("%-6s %-17s %10s %10s %10s %8s %8s\n", "dens", "row", "T_comm ms", "T_comp ms", "median ms",
+                    "overlap", "ratio");
+    std::vector<double> work(64, 1.0);
+    int mismatches = 0, cells = 0;
+    for (const double density : o.densities) {
+        const auto iv = sb::sparse_input(o.dim, density, o.dist, me, P, 1);
+        Eigen::SparseVector<double> in(static_cast<Eigen::Index>(o.dim));
+        in.reserve(static_cast<Eigen::Index>(iv.nnz()));
+        for (std::size_t k = 0; k < iv.nnz(); ++k) in.insertBack(static_cast<Eigen::Index>(iv.indices()[k])) = iv.values()[k];
+        std::vector<double> dense(o.dim, 0.0);
+        for (std::size_t k = 0; k < iv.nnz(); ++k) dense[iv.indices()[k]] = iv.values()[k];
+        // one plan per kind of call: a plan keeps one schedule per kind of
+        // operation, and a blocking call of a sparse input may take another
+        // path than a started one
+        auto plan = sr::make_plan(world, 0, o.dim), started_plan = sr::make_plan(world, 0, o.dim);
+        std::vector<double> out, started_out, mpi_out(me == 0 ? o.dim : 0);
+
+        const auto blocking_comm = [&] { plan.reduce(in, out, std::plus<>{}); };
+        const auto mpi_comm = [&] {
+            MPI_Reduce(dense.data(), mpi_out.data(), static_cast<int>(o.dim), MPI_DOUBLE, MPI_SUM, 0, MPI_Comm(world));
+        };
+        const double t_comm = sb::time_collective(world, o.warmup, o.reps, blocking_comm).median;
+        const double t_mpi = sb::time_collective(world, o.warmup, o.reps, mpi_comm).median;
+        const double t_comp = o.compute * t_comm, t_comp_mpi = o.compute * t_mpi;
+        const auto idle = [] {};
+
+        const std::vector<std::function<void()>> rows = {
+            blocking_comm,
+            [&] { started_plan.start(in, started_out, std::plus<>{}).wait(); },
+            [&] {
+                blocking_comm();
+                compute(t_comp, o.test_every, work, idle);
+            },
+            [&] {
+                auto req = started_plan.start(in, started_out, std::plus<>{});
+                compute(t_comp, o.test_every, work, [&] { req.test(); });
+                req.wait();
+            },
+            mpi_comm,
+            [&] {
+                mpi_comm();
+                compute(t_comp_mpi, o.test_every, work, idle);
+            },
+            [&] {
+                MPI_Request req;
+                MPI_Ireduce(dense.data(), mpi_out.data(), static_cast<int>(o.dim), MPI_DOUBLE, MPI_SUM, 0,
+                            MPI_Comm(world), &req);
+                compute(t_comp_mpi, o.test_every, work, [&] {
+                    int flag = 0;
+                    MPI_Test(&req, &flag, MPI_STATUS_IGNORE);
+                });
+                MPI_Wait(&req, MPI_STATUS_IGNORE);
+            },
+        };
+        // each kind of call once, saying what it runs; the blocking call's
+        // result is the reference the others are checked against
+        const sr::report started_report = started_plan.start(in, started_out, std::plus<>{}).wait();
+        const sr::report blocking_report = plan.reduce(in, out, std::plus<>{});
+        if (me == 0)
+            std::printf("# density %g: blocking runs %s; started runs %s\n", density, blocking_report.algorithm.c_str(),
+                        started_report.algorithm.c_str());
+        const auto t = sb::time_interleaved(world, o.warmup, o.reps, rows);
+        // the last round's results (checked outside the timing: a check of
+        // 2^21 doubles takes about 2 ms)
+        const bool ok = me != 0 || (close(started_out, out) && close(mpi_out, out));
+        started_out.assign(started_out.size(), 0.0);
+        rows[3](); // a started call with computation
+        const bool ok_comp = me != 0 || close(started_out, out);
+        if (!boost::mpi::all_reduce(world, ok && ok_comp, std::logical_and<>())) ++mismatches;
+        ++cells;
+        // per row: its name, the communication alone (T_comm) and the computation (T_comp) it holds,
+        // and the row it is a ratio to
+        struct row_info {
+            const char* name;
+            int comm_row;
+            double t_comp;
+            int versus;
+        };
+        const row_info info[] = {{"blocking", 0, 0, 0},       {"start_wait", 0, 0, 0},
+                                 {"blocking+comp", 0, t_comp, 2}, {"started+comp", 0, t_comp, 2},
+                                 {"mpi_reduce", 4, 0, 4},     {"mpi_reduce+comp", 4, t_comp_mpi, 5},
+                                 {"mpi_ireduce+comp", 4, t_comp_mpi, 5}};
+        for (std::size_t r = 0; r < std::size(info); ++r) {
+            const double comm = t[static_cast<std::size_t>(info[r].comm_row)].median;
+            const double ov = info[r].t_comp > 0 ? overlap(info[r].t_comp, comm, t[r].median) : 0;
+            const double ratio = t[r].median / t[static_cast<std::size_t>(info[r].versus)].median;
+            if (me == 0)
+                std::printf("%-6g %-17s %10.3f %10.3f %10.3f %8.2f %8.3f\n", density, info[r].name, comm * 1e3,
+                            info[r].t_comp * 1e3, t[r].median * 1e3, ov, ratio);
+            if (csv)
+                std::fprintf(csv, "%d,%zu,%g,%s,%.9g,%.9g,%.9g,%.9g,%.9g,%.4f,%.4f\n", P, o.dim, density, info[r].name,
+                             comm, info[r].t_comp, t[r].min, t[r].median, t[r].max, ov, ratio);
+        }
+    }
+    if (csv) std::fclose(csv);
+    if (me == 0) std::printf("smoke: %d cells, %d mismatching\n", cells, mismatches);
+    return mismatches == 0 ? 0 : 1;
+}
