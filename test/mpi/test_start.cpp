@@ -1,4 +1,4 @@
-// reduce_plan::start against the serial fold and the blocking reduce, at 1,
+// reduce_plan::start and ireduce against the serial fold and the blocking reduce, at 1,
 // 2, 3, 4, 5 and 8 ranks: every tree, several roots and segment sizes,
 // sparse and dense vectors in and out; several calls in flight completed in
 // reverse order, and in different orders on different ranks; a plan's next
@@ -17,6 +17,7 @@
 #include <Eigen/SparseCore>
 
 #include <cmath>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <utility>
@@ -114,7 +115,9 @@ BOOST_AUTO_TEST_CASE(started_calls_give_the_serial_fold)
 
 // Three plans' calls in flight at once, completed in reverse order of their
 // starts; then again with the even ranks waiting in one order and the odd
-// ranks in the other (a rank waiting on one call moves the others on).
+// ranks in the other (a rank waiting on one call moves the others on). (The
+// first round's starts agree on their plans' schedules, which finishes the
+// calls before them; the second's are all in flight together.)
 BOOST_AUTO_TEST_CASE(several_calls_in_flight_complete_in_any_order)
 {
     auto& comm = world();
@@ -244,4 +247,81 @@ BOOST_AUTO_TEST_CASE(an_op_throwing_on_one_rank_fails_where_the_blocking_call_do
                                         return comm.rank() != root || good == fault_serial_sum(P);
                                     }));
         }
+}
+
+// Calls in flight while the other collectives run (each finishes the
+// transfers first, so no rank waits in it on a rank that waits on a started
+// call): the odd ranks wait before the collective, the even ones after;
+// twelve plans' calls in flight at once, waited for in a shuffled order.
+BOOST_AUTO_TEST_CASE(other_collectives_with_calls_in_flight)
+{
+    auto& comm = world();
+    const int P = comm.size(), me = comm.rank();
+    std::vector<sr::reduce_plan<sr::policy::any>> plans;
+    for (int k = 0; k < 12; ++k) plans.push_back(sr::make_plan(comm, k % P, dim, trees[k % std::size(trees)]));
+    std::vector<std::vector<double>> ins(12), outs(12);
+    for (int k = 0; k < 12; ++k) ins[k] = input(400 + k);
+    // a first call each: a plan's first call agrees on its schedule, which
+    // finishes the calls in flight
+    for (int k = 0; k < 12; ++k) plans[k].start(ins[k], outs[k], std::plus<>{}).wait();
+    std::vector<sr::reduce_request> reqs(12);
+    for (int k = 0; k < 12; ++k) reqs[k] = plans[k].start(ins[k], outs[k], std::plus<>{});
+    if (me % 2 == 1)
+        for (int k = 0; k < 12; k += 3) reqs[k].wait();
+    // allreduce and reduce_scatter of the fault tests' vectors (sums exact)
+    const auto v = fault_input_of(me);
+    std::vector<double> all;
+    sr::allreduce(comm, v, all, std::plus<>{});
+    BOOST_TEST(all == fault_serial_sum(P));
+    sr::index_value_vector<double, std::uint64_t> part;
+    const auto ranges = sr::reduce_scatter(comm, v, part, std::plus<>{});
+    const auto want = fault_serial_sum(P);
+    bool part_ok = true;
+    for (std::size_t k = 0; k < part.nnz(); ++k) part_ok = part_ok && part.values()[k] == want[part.indices()[k]];
+    BOOST_TEST(part_ok);
+    BOOST_TEST(ranges.size() == static_cast<std::size_t>(P) + 1);
+    std::vector<int> order(12);
+    for (int k = 0; k < 12; ++k) order[k] = (k * 5 + me) % 12; // a different order on every rank
+    for (int k : order) reqs[k].wait();
+    for (int k = 0; k < 12; ++k)
+        if (me == k % P) BOOST_TEST(close(outs[k], sum(400 + k)), "plan " << k);
+}
+
+// ireduce, the one-shot form (its state on the communicator): every tree at
+// every root against the serial fold; then beside a plan's call in flight,
+// and completed by the next one-shot reduce on the communicator.
+BOOST_AUTO_TEST_CASE(ireduce_gives_the_serial_fold)
+{
+    auto& comm = world();
+    unsigned salt = 500;
+    for (std::size_t t = 0; t < std::size(trees); ++t)
+        for (int root : test_roots()) {
+            ++salt;
+            const auto in = sparse_of(input(salt));
+            std::vector<double> out;
+            auto req = sr::ireduce(comm, in, out, std::plus<>{}, root, trees[t]);
+            while (!req.test()) {
+            }
+            req.wait();
+            if (comm.rank() == root) BOOST_TEST(close(out, sum(salt)), tree_names[t] << ", root " << root);
+        }
+    const int root = comm.size() - 1;
+    auto plan = sr::make_plan(comm, 0, dim, sr::policy::chain{});
+    const auto a = input(601), b = input(602), c = input(603);
+    std::vector<double> out_a, out_b, out_c, out_p;
+    plan.start(c, out_p, std::plus<>{}).wait(); // (the plan's schedule agreed)
+    auto rp = plan.start(c, out_p, std::plus<>{});
+    auto ra = sr::ireduce(comm, a, out_a, std::plus<>{}, root);
+    sr::reduce(comm, b, out_b, std::plus<>{}, root); // completes ra's call
+    BOOST_TEST(ra.done());
+    auto rc = sr::ireduce(comm, a, out_c, std::plus<>{}, root, sr::policy::binomial{.segment_bytes = 1024});
+    rp.wait();
+    rc.wait();
+    ra.wait();
+    if (comm.rank() == root) {
+        BOOST_TEST(close(out_a, sum(601)));
+        BOOST_TEST(close(out_b, sum(602)));
+        BOOST_TEST(close(out_c, sum(601)));
+    }
+    if (comm.rank() == 0) BOOST_TEST(close(out_p, sum(603)));
 }

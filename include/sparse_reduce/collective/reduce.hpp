@@ -6,6 +6,8 @@
 ///     report reduce(comm, in, out, op, root [, policy]);
 ///     auto plan = make_plan(comm, root, dimension [, policy]);
 ///     report r = plan.reduce(in, out, op);
+///     reduce_request q = plan.start(in, out, op);        // or ireduce(comm, in, out, op, root [, policy])
+///     report r = q.wait();
 ///
 /// in and out are any supported vectors (Eigen::SparseVector, Eigen dense,
 /// std::vector, std::span, index_value_vector, rle_vector), of the same value
@@ -201,6 +203,30 @@ report reduce(const boost::mpi::communicator& comm, const In& in, Out&& out, con
 {
     return detail::reduce_once(comm, in, std::forward<Out>(out), op, root, policy);
 }
+
+/// Starts reduce(comm, in, out, op, root [, policy]) and returns at once;
+/// the request's test() and wait() complete it, as for reduce_plan::start.
+/// Its state is the communicator's: the next one-shot reduce or ireduce on
+/// comm completes it first. Like every one-shot call it agrees with the
+/// other ranks before its first message, so it first finishes the
+/// transfers of every started call of the process. A policy::any is taken
+/// as the tree it holds.
+template <class In, class Out, class Op, reduce_policy_or_any Policy = policy::automatic>
+reduce_request ireduce(const boost::mpi::communicator& comm, const In& in, Out&& out, const Op& op, int root,
+                       const Policy& policy = {})
+{
+    reduce_request request;
+    if constexpr (detail::checked_call<In, Out, Op>())
+        detail::reduce_core(detail::one_shot_t{}, comm, root, dimension(in), policy)
+            .start(in, std::forward<Out>(out), op, request);
+    return request;
+}
+/// A temporary input (other than a view) would be gone before the call
+/// reads it: refused at compile time.
+template <class In, class Out, class Op, reduce_policy_or_any Policy = policy::automatic>
+    requires(!std::is_lvalue_reference_v<In> && !std::ranges::view<std::remove_cvref_t<In>>)
+reduce_request ireduce(const boost::mpi::communicator& comm, In&& in, Out&& out, const Op& op, int root,
+                       const Policy& policy = {}) = delete;
 
 #ifdef SPARSE_REDUCE_INSTANCES_SOURCE
 // The compiled mode's calls (collective/reduce_compiled.hpp), defined in the

@@ -364,9 +364,11 @@ private:
     // no rank may block while another waits on a run of this one).
     void complete_started_calls() noexcept
     {
-        if (memory_) detail::complete_started(memory_->started);
+        detail::complete_started(started_slot());
         detail::complete_pending();
     }
+    // The started call's slot: a plan's, or the communicator's for one-shot calls.
+    detail::started_call& started_slot() { return memory_ ? memory_->started : state_->started; }
 
     template <class T, class Op, class Reader>
     report run_windows(const schedule& sched, const detail::stream_config& cfg, const Op& op,
@@ -525,6 +527,8 @@ private:
     int rank_ = 0, size_ = 0; // in the user's communicator (also the private duplicate's)
     detail::comm_state* state_;
     MPI_Comm private_;
+    // private_'s owner: its count of started calls (a plan's outlives state_)
+    detail::private_duplicate* duplicate_;
     int root_;
     std::size_t dimension_;
     // A plan's own policy, shared by its copies; a one-shot call's is the

@@ -89,8 +89,8 @@ SPARSE_REDUCE_INLINE void reduce_core::agree(const std::string& failure, bool di
 
 SPARSE_REDUCE_INLINE reduce_core::reduce_core(const boost::mpi::communicator& comm, int root, std::size_t dimension)
     // started calls first (mpi/pending.hpp): a communicator's first use is collective
-    : state_((detail::complete_pending(), &detail::state_of(MPI_Comm(comm)))), private_(state_->dup), root_(root),
-      dimension_(dimension)
+    : state_((detail::complete_pending(), &detail::state_of(MPI_Comm(comm)))), private_(state_->dup),
+      duplicate_(state_->duplicate), root_(root), dimension_(dimension)
 {
     MPI_Comm_rank(private_, &rank_);
     MPI_Comm_size(private_, &size_);

@@ -158,8 +158,8 @@ void reduce_core::start_windows(const In& in, const Op& op, const schedule& sche
     using held_t = decltype(started.out);
     using state_t = started_windows<T, Op, own_reader_t<In>, held_t>;
     // every rank counts every start, failed or not
-    const int tags = request_tags(private_owner_->starts++);
-    started_call& call = memory_->started;
+    const int tags = request_tags(duplicate_->starts++);
+    started_call& call = started_slot();
     auto& lease = call.lease.emplace(*arena_);
     const stream_config cfg = make_stream_config(sched);
     state_t* s = nullptr;
@@ -200,8 +200,7 @@ void reduce_core::start(const In& in, Out&& out, const Op& op, reduce_request& r
 {
     if constexpr (checked_call<In, Out, Op>()) {
         require_not_finalized();
-        if (!memory_) fail("internal error: only a plan starts a call");
-        complete_started(memory_->started); // the plan's memory is the new call's
+        complete_started(started_slot()); // the plan's (or communicator's) memory is the new call's
         unsettled_ = nullptr;
         const double t0 = MPI_Wtime();
         auto&& target = writable_output(std::forward<Out>(out));

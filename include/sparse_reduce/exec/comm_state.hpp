@@ -4,7 +4,8 @@
 //   - the library's private duplicate (mpi/communicator.hpp's private_comm);
 //   - the memory one-shot calls work in, so a loop of one-shot calls
 //     allocates nothing once its sizes stop growing;
-//   - one-shot selection memos, one per policy type.
+//   - one-shot selection memos, one per policy type;
+//   - the started one-shot call (ireduce), until it completes.
 
 #include <atomic>
 #include <cstddef>
@@ -19,15 +20,18 @@
 #include "../mpi/tags.hpp"
 #include "call_arena.hpp"
 #include "node_buffers.hpp"
+#include "started_call.hpp"
 
 namespace sparse_reduce::detail {
 
 struct comm_state {
     MPI_Comm dup = MPI_COMM_NULL;      // private_comm(user), owned by its own attribute
+    private_duplicate* duplicate = nullptr; // dup's owner (its start count, mpi/tags.hpp)
     node_buffers whole;                // the whole-message reduce (exec/whole_reduce.hpp)
     std::vector<node_buffers> pools;   // the windowed reduce: three per tree (exec/rank_program.hpp)
     call_arena arena;                  // the windowed reduce's bookkeeping
     std::vector<std::shared_ptr<void>> memos; // by memo_slot<M>()
+    started_call started;              // ireduce's call (collective/reduce_start.hpp)
 
     // The memo of type M (created empty on first use): an index per type,
     // not a map keyed by typeid (two strcmp of mangled names per call).
@@ -63,6 +67,7 @@ inline comm_state& state_of(MPI_Comm user)
         const MPI_Comm dup = private_comm(user);
         auto s = agree_on_setup(dup, [] { return std::make_unique<comm_state>(); }, setup_failed_on);
         s->dup = dup;
+        s->duplicate = private_comm_owner(user).get(); // (the attribute keeps it)
         return s;
     });
 }

@@ -3,7 +3,8 @@
 // pending list (mpi/pending.hpp), and its state (the rank program, the
 // executor, the input's reader, the root's output) carved from the plan's
 // call arena, which the call holds until it completes. A plan has one such
-// slot: a plan's next call completes the one it started first.
+// slot, and so has a communicator for its one-shot calls (ireduce): the
+// next call on it completes the one it started first.
 //
 //   start ── run linked ── test()/wait()/any progress point ── run done
 //         ── complete: the report, the root's output written, the error
@@ -32,6 +33,13 @@ struct started_call {
     double started_at = 0;           // MPI_Wtime at start
 
     bool busy() const { return state != nullptr; }
+
+    started_call() = default;
+    started_call(const started_call&) = delete;
+    started_call& operator=(const started_call&) = delete;
+    // Destroyed with a call in flight (its communicator freed first, which
+    // the documentation forbids): at least off the process's list.
+    ~started_call() { pending().unlink(run); }
 };
 
 } // namespace sparse_reduce::detail
