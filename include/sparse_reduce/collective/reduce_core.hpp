@@ -9,8 +9,9 @@
 //   whole      exec/whole_reduce.hpp on the schedule's first tree
 //   windows    the statistics (resolve), then exec/rank_program.hpp's nodes
 //              over the schedule's one or two trees, run by exec/mpi_executor.hpp
-//   started    a plan's start: the windows, their state kept in the plan's
-//              slot and run by test() and wait() (collective/reduce_start.hpp)
+//   started    a plan's start or ireduce: the windows, their state kept in
+//              the plan's (the communicator's) slot and run by test() and
+//              wait() (collective/reduce_start.hpp)
 //
 // Failures anywhere travel up the tree; the root and the rank that found
 // one throw (collective/reduce.hpp says which).
@@ -112,7 +113,7 @@ public:
         return call(in, std::forward<Out>(out), op, {});
     }
 
-    // reduce_plan's start (collective/reduce_start.hpp): request completes it.
+    // reduce_plan::start and ireduce (collective/reduce_start.hpp): request completes it.
     template <class In, class Out, class Op>
     void start(const In& in, Out&& out, const Op& op, reduce_request& request);
 
@@ -353,15 +354,15 @@ private:
     report windows_report(const schedule& sched, const detail::rank_program<T, Op, Reader>& program, const T& id,
                           sparse_writer<T> write, void* out);
 
-    // A plan's started call (collective/reduce_start.hpp).
+    // A started call (collective/reduce_start.hpp).
     template <class T, class Op, class Reader, class Held>
     struct started_windows;
     template <class T, class In, class Op, class Start>
     void start_windows(const In& in, const Op& op, const schedule& sched, local_counts& counts,
                        std::string local_failure, Start started);
-    // This plan's started call, and then every other run in flight, to
-    // their ends: a call's first step (the plan's memory is the call's, and
-    // no rank may block while another waits on a run of this one).
+    // This core's started call (its slot's), and then every other run in
+    // flight, to their ends: a blocking call's first step (the slot's memory
+    // is the call's, and no rank may block while another waits on a run).
     void complete_started_calls() noexcept
     {
         detail::complete_started(started_slot());
@@ -369,6 +370,15 @@ private:
     }
     // The started call's slot: a plan's, or the communicator's for one-shot calls.
     detail::started_call& started_slot() { return memory_ ? memory_->started : state_->started; }
+
+    // This rank's program and executor for the windows (tags: added to the
+    // program's tags), agreed with the other ranks (settle): a blocking
+    // call's and a started one's.
+    template <class T, class Op, class Reader>
+    void ready_windows(std::optional<detail::rank_program<T, Op, Reader>>& program,
+                       std::optional<detail::node_run>& run, const schedule& sched, const detail::stream_config& cfg,
+                       const Op& op, detail::own_input<T, Reader>& own, const detail::root_output<T>& result,
+                       const std::string& local_failure, std::pmr::memory_resource* mem, int tags);
 
     template <class T, class Op, class Reader>
     report run_windows(const schedule& sched, const detail::stream_config& cfg, const Op& op,
@@ -563,14 +573,9 @@ report reduce_core::run_windows(const schedule& sched, const detail::stream_conf
                                 sparse_writer<T> write, void* out)
 {
     std::optional<detail::rank_program<T, Op, Reader>> program;
-    try {
-        program.emplace(sched.trees, rank_, cfg, op, own, result, *pools_, local_failure, mem);
-    } catch (const std::bad_alloc&) {
-        settle(detail::rank_failure_text(rank_)); // throws
-    }
-    detail::node_run run(private_, program->refs(), mem);
-    settle(run.failure().empty() ? run.failure() : "rank " + std::to_string(rank_) + ": " + run.failure());
-    run.run();
+    std::optional<detail::node_run> run;
+    ready_windows(program, run, sched, cfg, op, own, result, local_failure, mem, 0);
+    run->run();
     return windows_report(sched, *program, identity<T>(op), write, out);
 }
 

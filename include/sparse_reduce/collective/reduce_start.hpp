@@ -1,10 +1,12 @@
 #pragma once
-// reduce_plan::start (collective/reduce_core.hpp's reduce_core::start): a
-// plan's windowed reduce, started and left running. What a blocking call
-// keeps on its stack (the executor, the rank program, the input's reader,
-// the root's output) lives in the plan's slot (exec/started_call.hpp),
-// carved from the plan's call arena; its run joins the process's pending
-// runs (mpi/pending.hpp), which test() and wait() move on.
+// reduce_plan::start and ireduce (collective/reduce_core.hpp's
+// reduce_core::start): a windowed reduce, started and left running. What a
+// blocking call keeps on its stack (the executor, the rank program, the
+// input's reader, the root's output) lives in a slot (exec/started_call.hpp:
+// the plan's, or the communicator's), carved from its call arena; its run
+// joins the process's pending runs (mpi/pending.hpp), which test() and
+// wait() move on. Also here: what the blocking windowed call shares with
+// it (ready_windows, windows_report).
 //
 //   start:     the blocking call's agreement and schedule (resolve, settle),
 //              the program built on tags of its own (mpi/tags.hpp,
@@ -91,7 +93,23 @@ report reduce_core::windows_report(const schedule& sched, const detail::rank_pro
     return rep;
 }
 
-// A started call's state, in the plan's call arena.
+template <class T, class Op, class Reader>
+void reduce_core::ready_windows(std::optional<detail::rank_program<T, Op, Reader>>& program,
+                                std::optional<detail::node_run>& run, const schedule& sched,
+                                const detail::stream_config& cfg, const Op& op, detail::own_input<T, Reader>& own,
+                                const detail::root_output<T>& result, const std::string& local_failure,
+                                std::pmr::memory_resource* mem, int tags)
+{
+    try {
+        program.emplace(sched.trees, rank_, cfg, op, own, result, *pools_, local_failure, mem, tags);
+    } catch (const std::bad_alloc&) {
+        settle(detail::rank_failure_text(rank_)); // throws
+    }
+    run.emplace(private_, program->refs(), mem);
+    settle(run->failure().empty() ? run->failure() : "rank " + std::to_string(rank_) + ": " + run->failure());
+}
+
+// A started call's state, in its slot's call arena.
 template <class T, class Op, class Reader, class Held>
 struct reduce_core::started_windows {
     started_windows(const reduce_core& c, Held h, const schedule& s, const T& identity,
@@ -178,14 +196,7 @@ void reduce_core::start_windows(const In& in, const Op& op, const schedule& sche
     try {
         make_windows_io(in, s->out.get(), sched, cfg, s->id, counts, s->window_counts, s->own, s->result,
                         local_failure);
-        try {
-            s->program.emplace(sched.trees, rank_, cfg, op, *s->own, s->result, *pools_, local_failure,
-                               lease.resource(), tags);
-        } catch (const std::bad_alloc&) {
-            settle(rank_failure_text(rank_)); // throws
-        }
-        s->run.emplace(private_, s->program->refs(), lease.resource());
-        settle(s->run->failure().empty() ? s->run->failure() : "rank " + std::to_string(rank_) + ": " + s->run->failure());
+        ready_windows(s->program, s->run, sched, cfg, op, *s->own, s->result, local_failure, lease.resource(), tags);
     } catch (...) {
         if (rank_ == root_) clear_root_output(s->out.get());
         state_t::release(call);
