@@ -1,33 +1,42 @@
-// A step loop that hides a reduce behind computation: start the reduce,
-// compute for T_comp (calling test() every --test-every microseconds),
-// wait; against the blocking call followed by the same computation, and
-// against MPI_Ireduce of the dense buffer (MPI_Test at the same points).
+// A step loop that hides a reduce (or allreduce) behind computation:
+// start the call, compute for T_comp (calling test() every --test-every
+// microseconds), wait; against the blocking call followed by the same
+// computation, and against MPI_Ireduce (MPI_Iallreduce) of the dense buffer
+// (MPI_Test at the same points).
 //
-//   mpiexec -n P overlap_bench [--dim C] [--density d,d,...] [--dist ...] [--reps R] [--warmup W]
-//                              [--compute F] [--test-every US] [--csv FILE] [--smoke]
+//   mpiexec -n P overlap_bench [--collective reduce|allreduce] [--dim C] [--density d,d,...] [--dist ...]
+//                              [--reps R] [--warmup W] [--compute F] [--test-every US] [--csv FILE] [--smoke]
 //
 // Per density, every rank's Eigen::SparseVector<double> is reduced to rank 0
-// into a std::vector<double>, by plans made before timing (policy
-// automatic; one for the blocking rows, one for the started ones). T_comm is the median of the blocking call (for MPI, of
-// MPI_Reduce), T_comp = F x T_comm (default 1), the computation a loop of
-// multiply-adds on a private array that reads the clock. Rows, timed in
-// interleaved rounds (the slowest rank's time):
+// (with allreduce: to every rank) into a std::vector<double>, by plans made
+// before timing (policy automatic; one for the blocking rows, one for the
+// started ones). T_comm is the median of the blocking call (for MPI, of
+// MPI_Reduce or MPI_Allreduce), T_comp = F x T_comm (default 1), the
+// computation a loop of multiply-adds on a private array that reads the
+// clock. Rows, timed in interleaved rounds (the slowest rank's time):
 //
-//   blocking           plan.reduce: T_comm
+//   blocking           plan.reduce (plan.allreduce): T_comm
 //   start_wait         plan.start, wait (ratio: to blocking)
-//   blocking+comp      plan.reduce, then compute(T_comp)
+//   blocking+comp      the blocking call, then compute(T_comp)
 //   started+comp       plan.start, compute(T_comp) with test(), wait
 //                      (ratio: to blocking+comp)
-//   mpi_reduce         MPI_Reduce of the dense buffer: MPI's T_comm
-//   mpi_reduce+comp    MPI_Reduce, then compute(T_comp)
-//   mpi_ireduce+comp   MPI_Ireduce, compute(T_comp) with MPI_Test, MPI_Wait
+//   mpi_reduce         MPI_Reduce (MPI_Allreduce) of the dense buffer: MPI's T_comm
+//   mpi_reduce+comp    the same, then compute(T_comp)
+//   mpi_ireduce+comp   MPI_Ireduce (MPI_Iallreduce), compute(T_comp) with
+//                      MPI_Test, MPI_Wait
+//
+// (With allreduce the rows are named mpi_allreduce, mpi_allreduce+comp and
+// mpi_iallreduce+comp.)
 //
 // overlap = (T_comp + T_comm - T_total) / min(T_comp, T_comm), T_comm the
 // row's communication alone (blocking, mpi_reduce) in the same rounds: 1
 // when the transfer hides entirely behind the computation, 0 when nothing
-// does. The last round's started and MPI results, and one more started
+// does. "own": the started row's overlap with T_comm its own call alone
+// (start_wait), where the started call runs another algorithm than the
+// blocking one. The last round's started and MPI results, and one more started
 // call with computation, are checked on the root against the blocking
-// call's (relative 1e-9); a mismatch makes the exit status 1.
+// call's (relative 1e-9; with allreduce on every rank); a mismatch makes
+// the exit status 1.
 
 #include <sparse_reduce/sparse_reduce.hpp>
 
@@ -43,6 +52,7 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -55,6 +65,7 @@ namespace {
 struct options : sb::cell_options {
     double compute = 1.0;     // T_comp / T_comm
     double test_every = 100e-6; // seconds between test() calls
+    bool allreduce = false;     // --collective allreduce
 };
 
 options parse(int argc, char** argv)
@@ -65,6 +76,11 @@ options parse(int argc, char** argv)
     sb::parse_cell_options(argc, argv, o, 1, [&](const std::string& a, const auto& next) {
         if (a == "--compute") o.compute = std::stod(next());
         else if (a == "--test-every") o.test_every = std::stod(next()) * 1e-6;
+        else if (a == "--collective") {
+            const std::string c = next();
+            if (c != "reduce" && c != "allreduce") throw std::invalid_argument("--collective: reduce or allreduce");
+            o.allreduce = c == "allreduce";
+        }
     });
     return o;
 }
@@ -110,10 +126,10 @@ int main(int argc, char** argv)
     const int me = world.rank(), P = world.size();
     std::FILE* csv = !o.csv.empty() && me == 0 ? std::fopen(o.csv.c_str(), "w") : nullptr;
     if (csv)
-        std::fprintf(csv, "P,dim,density,row,t_comm_s,t_comp_s,min_s,median_s,max_s,overlap,ratio_to_blocking\n");
+        std::fprintf(csv, "P,dim,density,row,t_comm_s,t_comp_s,min_s,median_s,max_s,overlap,ratio_to_blocking,overlap_own\n");
     if (me == 0)
-        std::printf("%-6s %-17s %10s %10s %10s %8s %8s\n", "dens", "row", "T_comm ms", "T_comp ms", "median ms",
-                    "overlap", "ratio");
+        std::printf("%-6s %-19s %10s %10s %10s %8s %8s %6s\n", "dens", "row", "T_comm ms", "T_comp ms", "median ms",
+                    "overlap", "ratio", "own");
     std::vector<double> work(64, 1.0);
     int mismatches = 0, cells = 0;
     for (const double density : o.densities) {
@@ -127,26 +143,38 @@ int main(int argc, char** argv)
         // operation, and a blocking call of a sparse input may take another
         // path than a started one
         auto plan = sr::make_plan(world, 0, o.dim), started_plan = sr::make_plan(world, 0, o.dim);
-        std::vector<double> out, started_out, mpi_out(me == 0 ? o.dim : 0);
+        auto all_plan = sr::make_allreduce_plan(world, o.dim), all_started_plan = sr::make_allreduce_plan(world, o.dim);
+        const bool gets_result = me == 0 || o.allreduce;
+        std::vector<double> out, started_out, mpi_out(gets_result ? o.dim : 0);
+        const int n = static_cast<int>(o.dim);
 
-        const auto blocking_comm = [&] { plan.reduce(in, out, std::plus<>{}); };
-        const auto mpi_comm = [&] {
-            MPI_Reduce(dense.data(), mpi_out.data(), static_cast<int>(o.dim), MPI_DOUBLE, MPI_SUM, 0, MPI_Comm(world));
+        const auto blocking_call = [&] {
+            return o.allreduce ? all_plan.allreduce(in, out, std::plus<>{}) : plan.reduce(in, out, std::plus<>{});
         };
-        const double t_comm = sb::time_collective(world, o.warmup, o.reps, blocking_comm).median;
-        const double t_mpi = sb::time_collective(world, o.warmup, o.reps, mpi_comm).median;
+        const auto blocking_comm = [&] { blocking_call(); };
+        const auto start = [&] {
+            return o.allreduce ? all_started_plan.start(in, started_out, std::plus<>{})
+                               : started_plan.start(in, started_out, std::plus<>{});
+        };
+        const auto mpi_comm = [&] {
+            if (o.allreduce) MPI_Allreduce(dense.data(), mpi_out.data(), n, MPI_DOUBLE, MPI_SUM, MPI_Comm(world));
+            else MPI_Reduce(dense.data(), mpi_out.data(), n, MPI_DOUBLE, MPI_SUM, 0, MPI_Comm(world));
+        };
+        // T_comm in interleaved rounds of their own, as the rows below are timed
+        const auto comm_rounds = sb::time_interleaved(world, o.warmup, o.reps, {blocking_comm, mpi_comm});
+        const double t_comm = comm_rounds[0].median, t_mpi = comm_rounds[1].median;
         const double t_comp = o.compute * t_comm, t_comp_mpi = o.compute * t_mpi;
         const auto idle = [] {};
 
         const std::vector<std::function<void()>> rows = {
             blocking_comm,
-            [&] { started_plan.start(in, started_out, std::plus<>{}).wait(); },
+            [&] { start().wait(); },
             [&] {
                 blocking_comm();
                 compute(t_comp, o.test_every, work, idle);
             },
             [&] {
-                auto req = started_plan.start(in, started_out, std::plus<>{});
+                auto req = start();
                 compute(t_comp, o.test_every, work, [&] { req.test(); });
                 req.wait();
             },
@@ -157,8 +185,9 @@ int main(int argc, char** argv)
             },
             [&] {
                 MPI_Request req;
-                MPI_Ireduce(dense.data(), mpi_out.data(), static_cast<int>(o.dim), MPI_DOUBLE, MPI_SUM, 0,
-                            MPI_Comm(world), &req);
+                if (o.allreduce)
+                    MPI_Iallreduce(dense.data(), mpi_out.data(), n, MPI_DOUBLE, MPI_SUM, MPI_Comm(world), &req);
+                else MPI_Ireduce(dense.data(), mpi_out.data(), n, MPI_DOUBLE, MPI_SUM, 0, MPI_Comm(world), &req);
                 compute(t_comp_mpi, o.test_every, work, [&] {
                     int flag = 0;
                     MPI_Test(&req, &flag, MPI_STATUS_IGNORE);
@@ -168,18 +197,18 @@ int main(int argc, char** argv)
         };
         // each kind of call once, saying what it runs; the blocking call's
         // result is the reference the others are checked against
-        const sr::report started_report = started_plan.start(in, started_out, std::plus<>{}).wait();
-        const sr::report blocking_report = plan.reduce(in, out, std::plus<>{});
+        const sr::report started_report = start().wait();
+        const sr::report blocking_report = blocking_call();
         if (me == 0)
             std::printf("# density %g: blocking runs %s; started runs %s\n", density, blocking_report.algorithm.c_str(),
                         started_report.algorithm.c_str());
         const auto t = sb::time_interleaved(world, o.warmup, o.reps, rows);
         // the last round's results (checked outside the timing: a check of
         // 2^21 doubles takes about 2 ms)
-        const bool ok = me != 0 || (close(started_out, out) && close(mpi_out, out));
+        const bool ok = !gets_result || (close(started_out, out) && close(mpi_out, out));
         started_out.assign(started_out.size(), 0.0);
         rows[3](); // a started call with computation
-        const bool ok_comp = me != 0 || close(started_out, out);
+        const bool ok_comp = !gets_result || close(started_out, out);
         if (!boost::mpi::all_reduce(world, ok && ok_comp, std::logical_and<>())) ++mismatches;
         ++cells;
         // per row: its name, the communication alone (T_comm) and the computation (T_comp) it holds,
@@ -190,20 +219,24 @@ int main(int argc, char** argv)
             double t_comp;
             int versus;
         };
-        const row_info info[] = {{"blocking", 0, 0, 0},       {"start_wait", 0, 0, 0},
-                                 {"blocking+comp", 0, t_comp, 2}, {"started+comp", 0, t_comp, 2},
-                                 {"mpi_reduce", 4, 0, 4},     {"mpi_reduce+comp", 4, t_comp_mpi, 5},
-                                 {"mpi_ireduce+comp", 4, t_comp_mpi, 5}};
+        const row_info info[] = {{"blocking", 0, 0, 0},
+                                 {"start_wait", 0, 0, 0},
+                                 {"blocking+comp", 0, t_comp, 2},
+                                 {"started+comp", 0, t_comp, 2},
+                                 {o.allreduce ? "mpi_allreduce" : "mpi_reduce", 4, 0, 4},
+                                 {o.allreduce ? "mpi_allreduce+comp" : "mpi_reduce+comp", 4, t_comp_mpi, 5},
+                                 {o.allreduce ? "mpi_iallreduce+comp" : "mpi_ireduce+comp", 4, t_comp_mpi, 5}};
         for (std::size_t r = 0; r < std::size(info); ++r) {
             const double comm = t[static_cast<std::size_t>(info[r].comm_row)].median;
             const double ov = info[r].t_comp > 0 ? overlap(info[r].t_comp, comm, t[r].median) : 0;
             const double ratio = t[r].median / t[static_cast<std::size_t>(info[r].versus)].median;
+            const double own = r == 3 ? overlap(info[r].t_comp, t[1].median, t[r].median) : 0; // vs start_wait
             if (me == 0)
-                std::printf("%-6g %-17s %10.3f %10.3f %10.3f %8.2f %8.3f\n", density, info[r].name, comm * 1e3,
-                            info[r].t_comp * 1e3, t[r].median * 1e3, ov, ratio);
+                std::printf("%-6g %-19s %10.3f %10.3f %10.3f %8.2f %8.3f %6.2f\n", density, info[r].name, comm * 1e3,
+                            info[r].t_comp * 1e3, t[r].median * 1e3, ov, ratio, own);
             if (csv)
-                std::fprintf(csv, "%d,%zu,%g,%s,%.9g,%.9g,%.9g,%.9g,%.9g,%.4f,%.4f\n", P, o.dim, density, info[r].name,
-                             comm, info[r].t_comp, t[r].min, t[r].median, t[r].max, ov, ratio);
+                std::fprintf(csv, "%d,%zu,%g,%s,%.9g,%.9g,%.9g,%.9g,%.9g,%.4f,%.4f,%.4f\n", P, o.dim, density,
+                             info[r].name, comm, info[r].t_comp, t[r].min, t[r].median, t[r].max, ov, ratio, own);
         }
     }
     if (csv) std::fclose(csv);

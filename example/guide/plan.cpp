@@ -47,6 +47,14 @@ bool plans(const boost::mpi::communicator& world)
     sr::report r = request.wait(); // complete: the sum is on rank 0
     //! [start]
     if (me == 0) ok &= sum.nonZeros() == ranks && r.seconds >= r.wait_seconds && next.nonZeros() == 16;
+    //! [start_allreduce]
+    // Every rank needs the sum: start an allreduce, compute, then wait.
+    Eigen::SparseVector<double> everywhere;
+    sr::reduce_request all = sr::iallreduce(world, force, everywhere, std::plus<>{});
+    for (int piece = 0; piece < 16; ++piece) all.test(); // (a piece of the work between tests)
+    all.wait(); // the sum, on every rank
+    //! [start_allreduce]
+    ok &= everywhere.nonZeros() == ranks;
     return ok;
 }
 

@@ -10,7 +10,7 @@
 #include "mpi_fixture.hpp"
 
 #include "fault_injection.hpp"
-#include "../support/reference.hpp"
+#include "start_cases.hpp"
 #include <sparse_reduce/policy_any.hpp>
 #include <sparse_reduce/sparse_reduce.hpp>
 
@@ -38,39 +38,7 @@ const sr::policy::any trees[] = {sr::policy::binomial{},
 const char* const tree_names[] = {"binomial", "k_ary{3}", "binary", "chain", "optimal_binary", "two_tree",
                                   "automatic"};
 
-bool close(const std::vector<double>& got, const std::vector<double>& want)
-{
-    if (got.size() != want.size()) return false;
-    for (std::size_t i = 0; i < got.size(); ++i)
-        if (!(std::abs(got[i] - want[i]) <= 1e-12 * std::max(1.0, std::abs(want[i])))) return false;
-    return true;
-}
-
-std::vector<double> dense_of(const Eigen::SparseVector<double>& v)
-{
-    std::vector<double> d(static_cast<std::size_t>(v.size()), 0.0);
-    for (Eigen::SparseVector<double>::InnerIterator it(v); it; ++it) d[static_cast<std::size_t>(it.index())] = it.value();
-    return d;
-}
-
-Eigen::SparseVector<double> sparse_of(const std::vector<double>& d)
-{
-    Eigen::SparseVector<double> v(static_cast<Eigen::Index>(d.size()));
-    for (std::size_t i = 0; i < d.size(); ++i)
-        if (d[i] != 0) v.insertBack(static_cast<Eigen::Index>(i)) = d[i];
-    return v;
-}
-
-constexpr std::size_t dim = 3000;
-
-std::vector<double> input(unsigned salt, double density = 0.05)
-{
-    return rank_input<double>(world().rank(), dim, density, std::plus<>{}, salt);
-}
-std::vector<double> sum(unsigned salt, double density = 0.05)
-{
-    return rank_fold<double>(world().size(), dim, density, std::plus<>{}, salt);
-}
+constexpr std::size_t dim = start_dim;
 
 } // namespace
 
@@ -91,20 +59,7 @@ BOOST_AUTO_TEST_CASE(started_calls_give_the_serial_fold)
                 const auto dense_in = input(salt, density);
                 const auto want = sum(salt, density);
 
-                const auto sparse_in = sparse_of(dense_in); // (the call's until it completes)
-                std::vector<double> out;
-                auto req = plan.start(sparse_in, out, std::plus<>{});
-                while (!req.test()) {
-                }
-                BOOST_TEST(req.done());
-                const sr::report r = req.wait();
-                if (comm.rank() == root) BOOST_TEST(close(out, want), ctx << ": sparse in, dense out");
-                BOOST_TEST(r.seconds >= r.wait_seconds, ctx);
-
-                Eigen::SparseVector<double> sparse_out;
-                auto req2 = plan.start(dense_in, sparse_out, std::plus<>{});
-                const sr::report started = req2.wait();
-                if (comm.rank() == root) BOOST_TEST(close(dense_of(sparse_out), want), ctx << ": dense in, sparse out");
+                const sr::report started = check_started_pair(plan, dense_in, want, comm.rank() == root, ctx);
                 Eigen::SparseVector<double> blocking_out;
                 const sr::report blocking = plan.reduce(dense_in, blocking_out, std::plus<>{});
                 BOOST_TEST(started.bytes_sent == blocking.bytes_sent, ctx);
@@ -235,12 +190,7 @@ BOOST_AUTO_TEST_CASE(an_op_throwing_on_one_rank_fails_where_the_blocking_call_do
                                      .who = [&](int) { return blocking_threw ? expect::throws : expect::returns; },
                                      .needles = blocking_threw ? std::vector<std::string>{"rank " + std::to_string(victim)}
                                                                : std::vector<std::string>{}},
-                                    [&] {
-                                        auto req = plan.start(in, out, plus_throwing_on(victim));
-                                        while (!req.test()) {
-                                        }
-                                        req.wait();
-                                    },
+                                    [&] { poll_then_wait(plan.start(in, out, plus_throwing_on(victim))); },
                                     [&] {
                                         std::vector<double> good;
                                         plan.reduce(in, good, std::plus<>{});

@@ -7,6 +7,8 @@
 ///      report allreduce(comm, in, out, op [, policy]);
 ///      auto plan = make_allreduce_plan(comm, dimension [, policy]);
 ///      report r = plan.allreduce(in, out, op);
+///      reduce_request q = plan.start(in, out, op);   // or iallreduce(comm, in, out, op [, policy])
+///      ... q.test() ...; report r = q.wait();
 ///
 /// Same vectors, operators and wire formats as reduce; out is written on
 /// every rank, in the caller's type. Algorithms (doc/allreduce.md):
@@ -82,6 +84,7 @@
 #include "allreduce/recursive_doubling.hpp"
 #include "allreduce/reduce_broadcast.hpp"
 #include "allreduce/status.hpp"
+#include "allreduce_start.hpp"
 #include "call_check.hpp"
 #include "reduce.hpp"
 
@@ -179,6 +182,7 @@ public:
         } else {
             detail::require_not_finalized(); // a plan holds its communicators' handles
             detail::complete_pending(); // started calls first (mpi/pending.hpp)
+            detail::complete_started(buffers_->started); // the plan's (one-shot: the communicator's)
             // The ranks agreed on the plan's dimension: past the limit, all throw here.
             detail::check_dimension_limit(dimension_, sizeof(value_type_of<In>));
             const double start = MPI_Wtime();
@@ -205,6 +209,50 @@ public:
             return r;
         }
     }
+
+    /// Starts allreduce(in, out, op) and returns at once: the request's
+    /// test() and wait() complete it (collective/reduce_request.hpp).
+    /// Collective: every rank starts its plans' calls in the same order.
+    /// `in` and `out` belong to the call until it completes (nothing checks
+    /// it). A plan runs one call at a time: its next call, started or not,
+    /// completes this one first. It runs reduce_broadcast (automatic too):
+    /// the reduce's windows to rank 0, then the broadcast of the result.
+    /// @throws sparse_reduce::error where the blocking call throws before
+    ///         its first message (on every rank); later failures are wait()'s
+    template <class In, class Out, class Op>
+        requires(detail::plan_runs<Policy>(detail::allreduce_algorithm::reduce_broadcast))
+    reduce_request start(const In& in, Out&& out, const Op& op)
+    {
+        reduce_request request;
+        if constexpr (detail::checked_call<In, Out, Op>()) {
+            detail::require_not_finalized();
+            // the plan's first call with op agrees on its identity law: no
+            // rank may wait there on a rank that waits on a started call
+            if (detail::identity_law_untested<Op>(buffers_->identity_tested)) detail::complete_pending();
+            detail::check_dimension_limit(dimension_, sizeof(value_type_of<In>));
+            auto&& target = detail::writable_output(std::forward<Out>(out));
+            test_identity_law(in, op);
+            std::size_t seg = 0; // automatic: the reduce's segment
+            if constexpr (!is_automatic) seg = policy_.broadcast_segment_bytes;
+            buffers_->bitmap = bitmap_;
+            report_text reason;
+            try { // (a text that cannot be made is left empty)
+                static const report_text named("the policy names this algorithm"),
+                    started("a started allreduce runs reduce_broadcast");
+                reason = is_automatic ? started : named;
+            } catch (...) {
+            }
+            detail::start_reduce_broadcast(*reduce_, private_owner_, buffers_, dimension_, in,
+                                           std::forward<decltype(target)>(target), op, seg, bitmap_, reason,
+                                           request);
+        }
+        return request;
+    }
+    /// A temporary input (other than a view, such as a std::span) would be
+    /// gone before the call reads it: refused at compile time.
+    template <class In, class Out, class Op>
+        requires(!std::is_lvalue_reference_v<In> && !std::ranges::view<std::remove_cvref_t<In>>)
+    reduce_request start(In&& in, Out&& out, const Op& op) = delete;
 
 private:
     // On the plan's first call with this operation type (one-shot calls:
@@ -428,5 +476,30 @@ report allreduce(const boost::mpi::communicator& comm, const In& in, Out&& out, 
     else
         return {};
 }
+
+/// Starts allreduce(comm, in, out, op [, policy]) and returns at once; the
+/// request's test() and wait() complete it, as for allreduce_plan::start
+/// (policy: automatic or reduce_broadcast; both run reduce_broadcast).
+/// Its state is the communicator's: the next one-shot allreduce or
+/// iallreduce on comm completes it first. Like every one-shot call it
+/// agrees with the other ranks before its first message, so it first
+/// finishes the transfers of every started call of the process.
+template <class In, class Out, class Op, allreduce_policy Policy = policy::automatic>
+    requires(detail::plan_runs<Policy>(detail::allreduce_algorithm::reduce_broadcast))
+reduce_request iallreduce(const boost::mpi::communicator& comm, const In& in, Out&& out, const Op& op,
+                          Policy policy = {})
+{
+    if constexpr (detail::checked_call<In, Out, Op>())
+        return allreduce_plan<Policy>(detail::oneshot_t{}, comm, dimension(in), policy)
+            .start(in, std::forward<Out>(out), op);
+    else
+        return {};
+}
+/// A temporary input (other than a view) would be gone before the call
+/// reads it: refused at compile time.
+template <class In, class Out, class Op, allreduce_policy Policy = policy::automatic>
+    requires(!std::is_lvalue_reference_v<In> && !std::ranges::view<std::remove_cvref_t<In>>)
+reduce_request iallreduce(const boost::mpi::communicator& comm, In&& in, Out&& out, const Op& op,
+                          Policy policy = {}) = delete;
 
 } // namespace sparse_reduce

@@ -114,8 +114,10 @@ public:
     }
 
     // reduce_plan::start and ireduce (collective/reduce_start.hpp): request completes it.
+    // failed_before: as in reduce_failed_before (allreduce's started reduce half).
     template <class In, class Out, class Op>
-    void start(const In& in, Out&& out, const Op& op, reduce_request& request);
+    void start(const In& in, Out&& out, const Op& op, reduce_request& request,
+               const std::string& failed_before = std::string());
 
 private:
     // A one-shot call's policy and memo (the one-shot constructor says how).

@@ -1,7 +1,7 @@
 #pragma once
 /// @file
-/// sparse_reduce::reduce_request: a reduce started by reduce_plan::start,
-/// to be completed by test() or wait(). Include `<sparse_reduce/sparse_reduce.hpp>`.
+/// sparse_reduce::reduce_request: a reduce or allreduce started by a plan's
+/// start (or ireduce, iallreduce), to be completed by test() or wait(). Include `<sparse_reduce/sparse_reduce.hpp>`.
 ///
 ///     auto req = plan.start(in, out, op);
 ///     while (!req.test()) compute_a_little();
@@ -22,11 +22,13 @@ class reduce_request;
 
 namespace detail {
 class reduce_core;
+struct request_access;
 void complete_started(started_call& call) noexcept;
 } // namespace detail
 
-/// A started reduce (reduce_plan::start). The call's `in` and `out` belong
-/// to it until it completes: the root's `out` is written then. It moves on
+/// A started reduce (reduce_plan::start, ireduce) or allreduce
+/// (allreduce_plan::start, iallreduce). The call's `in` and `out` belong
+/// to it until it completes: `out` is written then (a reduce's on its root). It moves on
 /// whenever this process calls test() or wait() on any request, or makes
 /// any other call of the library. Move-only; destroying one that has not
 /// completed completes it (an error it would throw is then dropped on this
@@ -62,7 +64,7 @@ public:
 
     /// Completes the call and returns its report, whose wait_seconds is the
     /// time spent here; throws sparse_reduce::error on the ranks the
-    /// blocking reduce throws on.
+    /// blocking call throws on.
     report wait()
     {
         const double t0 = call_ ? MPI_Wtime() : 0;
@@ -80,6 +82,7 @@ public:
 private:
     friend void detail::complete_started(detail::started_call&) noexcept;
     friend class detail::reduce_core; // its start attaches the call
+    friend struct detail::request_access;
 
     void take(reduce_request& o) noexcept
     {
@@ -106,6 +109,14 @@ private:
 };
 
 namespace detail {
+
+// What a started call made of other calls (allreduce's) needs of a request.
+struct request_access {
+    static void attach(reduce_request& r, started_call& call) noexcept { r.attach(call); }
+    // Whether r's messages are all in (the rest of it is its completion),
+    // without moving anything on.
+    static bool transfers_done(const reduce_request& r) noexcept { return !r.call_ || !r.call_->run.linked; }
+};
 
 // Completes a started call: its run to its end (moving every other run on
 // meanwhile), then its report, the root's output and its error, handed to

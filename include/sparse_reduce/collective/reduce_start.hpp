@@ -207,7 +207,8 @@ void reduce_core::start_windows(const In& in, const Op& op, const schedule& sche
 }
 
 template <class In, class Out, class Op>
-void reduce_core::start(const In& in, Out&& out, const Op& op, reduce_request& request)
+void reduce_core::start(const In& in, Out&& out, const Op& op, reduce_request& request,
+                        const std::string& failed_before)
 {
     if constexpr (checked_call<In, Out, Op>()) {
         require_not_finalized();
@@ -220,7 +221,7 @@ void reduce_core::start(const In& in, Out&& out, const Op& op, reduce_request& r
         if constexpr (held_t::by_address) held.held = &target;
         else held.held = std::move(target);
         auto& typed = held.get();
-        reduce_checked(in, typed, op, std::string(), start_args<held_t>{&request, std::move(held), t0});
+        reduce_checked(in, typed, op, failed_before, start_args<held_t>{&request, std::move(held), t0});
     }
 }
 

@@ -124,6 +124,15 @@ std::string identity_law_violation(const Op& op, const T& id, const V& v)
     }
 }
 
+// Whether identity_law_once would test op's law (and its caller then agree
+// with the other ranks on the outcome).
+template <class Op>
+bool identity_law_untested(const void* tested)
+{
+    if constexpr (!declared_identity<Op>) return false;
+    else return tested != &op_type_token<Op>;
+}
+
 // The test on the first call with an operation type: `tested` is what a
 // plan (or a one-shot memo) remembers of the type it tested last. nullopt
 // when nothing was tested now; else empty when the law held, or why not

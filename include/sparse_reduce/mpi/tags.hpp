@@ -14,11 +14,13 @@
 //   71 .. 72   the distributed sort (sort/)
 //   73 .. 74   reduce_scatter (collective/reduce_scatter.hpp)
 //   75 .. 76   fixed-pattern plans (collective/pattern_plan.hpp)
-//   1000 + 4s  a started reduce (reduce_plan::start): the windowed reduce's
-//   .. + 3     tags, moved up by request_tags(s) for the s-th start on the
-//              communicator (mod request_tag_slots), so requests in flight
-//              together, and blocking calls beside them, never match each
-//              other's messages
+//   1000 + 4s  a started reduce (reduce_plan::start, ireduce): the windowed
+//   .. + 3     reduce's tags, moved up by request_tags(s) for the s-th start
+//              on the communicator (mod request_tag_slots), so requests in
+//              flight together, and blocking calls beside them, never match
+//              each other's messages; a started allreduce takes start s for
+//              its broadcast (status 1000 + 4s, streams + 1 and + 2) and
+//              s + 1 for its reduce
 
 #include <cstddef>
 

@@ -22,6 +22,7 @@
 
 #include "../../detail/uninit_vector.hpp"
 #include "../../error.hpp"
+#include "../../exec/started_call.hpp"
 #include "../../mpi/first_failure.hpp"
 #include "../../policy.hpp"
 #include "../../repr/representation.hpp"
@@ -121,6 +122,9 @@ inline std::size_t stream_drain_bytes(std::size_t segment_bytes, wire::format f)
 }
 
 // Message buffers a plan keeps between calls (no page faults per call).
+// The room a started allreduce's state takes (allreduce_start.hpp checks it).
+inline constexpr std::size_t started_room_bytes = 4096;
+
 struct exchange_buffers {
     wire_buffer send, receive;
     wire_buffer send_next; // recursive doubling: the second of two messages in flight
@@ -133,6 +137,10 @@ struct exchange_buffers {
     bool bitmap = true; // adaptive blocks may take the bitmap form (the plan's tuning: cost_model::bitmap_pays)
     const void* identity_tested = nullptr; // the operation type whose identity law was tested
     std::shared_ptr<const std::string> tuning; // automatic's tuning, named for the report
+    started_call started; // the plan's started call (collective/allreduce_start.hpp)
+    // Its state, built here by each start: made with the plan, so that no
+    // start allocates it (nor fails on one rank alone for want of it).
+    alignas(std::max_align_t) std::byte started_room[started_room_bytes];
 };
 
 // Room in b for split_allgather's and grouped's exchanges in groups of up

@@ -1,0 +1,175 @@
+// allreduce_plan::start and iallreduce against the serial fold and the
+// blocking allreduce, at 1, 2, 3, 4, 5 and 8 ranks: automatic and
+// reduce_broadcast over several trees and segment sizes, sparse and dense
+// vectors in and out, checked on every rank; several calls in flight (with
+// a started reduce among them) completed in reverse order, and in different
+// orders on different ranks; an operation that throws on one rank while
+// test() moves the call on; requests destroyed before they complete.
+
+#define BOOST_TEST_MODULE start_allreduce
+#include "mpi_fixture.hpp"
+
+#include "fault_injection.hpp"
+#include "start_cases.hpp"
+#include <sparse_reduce/sparse_reduce.hpp>
+
+#include <Eigen/SparseCore>
+
+#include <cmath>
+#include <functional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace sr = sparse_reduce;
+using namespace sparse_reduce_test;
+
+namespace {
+
+constexpr std::size_t dim = start_dim;
+
+// One plan of each startable kind, its calls checked against the blocking
+// call of the same plan.
+template <class Policy>
+void check_policy(const Policy& policy, const std::string& name, unsigned& salt)
+{
+    auto& comm = world();
+    auto plan = sr::make_allreduce_plan(comm, dim, policy);
+    for (double density : {0.05, 1.0}) {
+        ++salt;
+        const std::string ctx = name + ", density " + std::to_string(density);
+        const auto dense_in = input(salt, density);
+        const auto want = sum(salt, density);
+
+        const sr::report started = check_started_pair(plan, dense_in, want, true, ctx);
+
+        // a dense input runs the windows in both: the same bytes as the blocking call
+        std::vector<double> dense_out(dim);
+        auto req3 = plan.start(dense_in, std::span<double>(dense_out), std::plus<>{}); // a view, as a temporary
+        req3.wait();
+        BOOST_TEST(close(dense_out, want), ctx << ": dense in, span out");
+        if constexpr (!std::same_as<Policy, sr::policy::automatic>) {
+            Eigen::SparseVector<double> blocking_out;
+            const sr::report blocking = plan.allreduce(dense_in, blocking_out, std::plus<>{});
+            BOOST_TEST(started.bytes_sent == blocking.bytes_sent, ctx);
+            BOOST_TEST(started.messages_sent == blocking.messages_sent, ctx);
+            BOOST_TEST(started.algorithm.str() == blocking.algorithm.str(), ctx);
+        } else {
+            BOOST_TEST(started.algorithm.str().find("reduce_broadcast(") != std::string::npos, ctx);
+        }
+    }
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(started_allreduces_give_the_serial_fold)
+{
+    unsigned salt = 10;
+    check_policy(sr::policy::automatic{}, "automatic", salt);
+    check_policy(sr::policy::reduce_broadcast<>{}, "reduce_broadcast", salt);
+    check_policy(sr::policy::reduce_broadcast<sr::policy::two_tree>{.tree = {.segment_bytes = 1024}},
+                 "reduce_broadcast{two_tree}", salt);
+    check_policy(sr::policy::reduce_broadcast<sr::policy::k_ary>{.tree = {.k = 3, .segment_bytes = 1024},
+                                                                 .broadcast_segment_bytes = 512},
+                 "reduce_broadcast{k_ary{3}, broadcast 512}", salt);
+    check_policy(sr::policy::reduce_broadcast<sr::policy::chain>{.tree = {.segment_bytes = 512}},
+                 "reduce_broadcast{chain}", salt);
+}
+
+// Three allreduce plans' calls and a reduce plan's in flight at once,
+// completed in reverse order of their starts; then with the even ranks
+// waiting in one order and the odd ranks in the other. (The first round's
+// starts agree on their reduces' schedules, which finishes the calls before
+// them; the later rounds' are all in flight together.)
+BOOST_AUTO_TEST_CASE(several_calls_in_flight_complete_in_any_order)
+{
+    auto& comm = world();
+    const int root = comm.size() - 1;
+    auto a = sr::make_allreduce_plan(comm, dim);
+    auto b = sr::make_allreduce_plan(comm, dim, sr::policy::reduce_broadcast<sr::policy::two_tree>{.tree = {.segment_bytes = 512}});
+    auto c = sr::make_allreduce_plan(comm, dim, sr::policy::reduce_broadcast<sr::policy::binomial>{.tree = {.segment_bytes = 1024}});
+    auto r = sr::make_plan(comm, root, dim, sr::policy::chain{.segment_bytes = 1024});
+    for (int round = 0; round < 3; ++round) {
+        const unsigned s = 100 + 10 * static_cast<unsigned>(round);
+        const auto ia = input(s), ib = input(s + 1), ic = input(s + 2), ir = input(s + 3);
+        std::vector<double> oa, ob, oc, orr;
+        sr::reduce_request q[4];
+        q[0] = a.start(ia, oa, std::plus<>{});
+        q[1] = r.start(ir, orr, std::plus<>{});
+        q[2] = b.start(ib, ob, std::plus<>{});
+        q[3] = c.start(ic, oc, std::plus<>{});
+        const bool reversed = round == 0 || comm.rank() % 2 == 0;
+        for (int j = 0; j < 4; ++j) {
+            const int k = reversed ? 3 - j : j;
+            q[k].test();
+            q[k].wait();
+        }
+        const std::string ctx = "round " + std::to_string(round);
+        BOOST_TEST(close(oa, sum(s)), ctx);
+        BOOST_TEST(close(ob, sum(s + 1)), ctx);
+        BOOST_TEST(close(oc, sum(s + 2)), ctx);
+        if (comm.rank() == root) BOOST_TEST(close(orr, sum(s + 3)), ctx);
+    }
+}
+
+// iallreduce: its state on the communicator; completed by the next one-shot
+// allreduce there; a request destroyed early completes; a plan's next call
+// completes the one it started.
+BOOST_AUTO_TEST_CASE(iallreduce_and_early_completion)
+{
+    auto& comm = world();
+    const auto x = input(201), y = input(202);
+    const auto sx = sparse_of(x);
+    std::vector<double> o1, o2, o3, o4;
+    auto q1 = sr::iallreduce(comm, sx, o1, std::plus<>{});
+    while (!q1.test()) {
+    }
+    q1.wait();
+    BOOST_TEST(close(o1, sum(201)));
+    auto q2 = sr::iallreduce(comm, x, o2, std::plus<>{}, sr::policy::reduce_broadcast<sr::policy::two_tree>{});
+    sr::allreduce(comm, y, o3, std::plus<>{}); // completes q2's call
+    BOOST_TEST(q2.done());
+    q2.wait();
+    BOOST_TEST(close(o2, sum(201)));
+    BOOST_TEST(close(o3, sum(202)));
+    {
+        auto q = sr::iallreduce(comm, y, o4, std::plus<>{});
+    } // completed here
+    BOOST_TEST(close(o4, sum(202)));
+    auto plan = sr::make_allreduce_plan(comm, dim);
+    std::vector<double> p1, p2;
+    auto r1 = plan.start(x, p1, std::plus<>{});
+    auto r2 = plan.start(y, p2, std::plus<>{}); // completes r1's call
+    BOOST_TEST(r1.done());
+    r2.wait();
+    r1.wait();
+    BOOST_TEST(close(p1, sum(201)));
+    BOOST_TEST(close(p2, sum(202)));
+}
+
+// An operation that throws on one rank, on a fold that test() runs: wait()
+// throws on every rank, as the blocking allreduce does, naming the rank;
+// no rank hangs; the plan works on.
+BOOST_AUTO_TEST_CASE(an_op_throwing_on_one_rank_fails_on_every_rank)
+{
+    auto& comm = world();
+    const int P = comm.size();
+    if (P < 2) return;
+    for (int victim : {0, P - 1, P / 2}) {
+        const auto in = fault_input_of(comm.rank());
+        const std::string ctx = "victim " + std::to_string(victim);
+        auto plan = sr::make_allreduce_plan(comm, fault_dim,
+                                            sr::policy::reduce_broadcast<sr::policy::binomial>{.tree = {.segment_bytes = 256}});
+        std::vector<double> out;
+        BOOST_TEST(inject_fault({.context = ctx,
+                                 .who = everyone_throws(),
+                                 .needles = {"rank " + std::to_string(victim)}},
+                                [&] { poll_then_wait(plan.start(in, out, plus_throwing_on(victim))); },
+                                [&] {
+                                    std::vector<double> good;
+                                    plan.start(in, good, std::plus<>{}).wait();
+                                    return good == fault_serial_sum(P);
+                                }));
+    }
+}
