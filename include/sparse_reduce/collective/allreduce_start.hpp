@@ -47,7 +47,6 @@ struct started_allreduce {
           broadcast(duplicate->comm, dimension, std::span<std::byte>(buffers->drain.data(), buffers->drain.size()),
                     tags + 1, tags + 2)
     {
-        MPI_Comm_rank(duplicate->comm, &me);
     }
 
     std::shared_ptr<exchange_buffers> buffers;  // the drain, and the slot this state is in
@@ -56,27 +55,17 @@ struct started_allreduce {
     Op op;
     report_text reason; // the report's
     result_broadcast<T> broadcast;
-    reduce_request reduce; // the reduce to 0, until it completes
-    int me = 0;
-    bool reduced = false;
+    reduce_request reduce; // the reduce to 0: done() once completed here
     std::string run_failure; // an internal error of the run
 
     static bool advance(void* self, bool may_wait) noexcept
     {
         auto& s = *static_cast<started_allreduce*>(self);
         try {
-            if (!s.reduced) {
+            if (!s.reduce.done()) {
                 // its own run moves it; may_wait comes only once this run is the last
                 if (!request_access::transfers_done(s.reduce)) return false;
-                report r;
-                std::string failed;
-                try {
-                    r = s.reduce.wait();
-                } catch (...) {
-                    failed = text_or_out_of_memory([&] { return current_failure_text(s.me); });
-                }
-                s.reduced = true;
-                s.broadcast.reduced(r, failed, s.out.get(), s.op);
+                s.broadcast.reduced([&] { return s.reduce.wait(); }, s.out.get(), s.op);
             }
             return s.broadcast.step(may_wait);
         } catch (...) {

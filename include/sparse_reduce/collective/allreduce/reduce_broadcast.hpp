@@ -215,14 +215,18 @@ public:
     // This rank's failure so far (the reduce's failed_before).
     const std::string& failure() const { return failure_; }
 
-    // The reduce's report (failed: its failure's text, rep unused); the
-    // root's result read from out.
-    template <class Out, class Op>
-    void reduced(const report& rep, const std::string& failed, Out& out, const Op& op)
+    // The reduce's end: run() (the blocking reduce, or the started one's
+    // wait) gives its report or throws this rank's failure; then the root's
+    // result is read from out.
+    template <class Run, class Out, class Op>
+    void reduced(Run&& run, Out& out, const Op& op)
     {
         using RO = repr_traits<std::remove_cvref_t<Out>>;
-        rep_ = rep;
-        if (!failed.empty()) failure_ = failed;
+        try {
+            rep_ = run();
+        } catch (...) {
+            failure_ = text_or_out_of_memory([&] { return current_failure_text(me_); });
+        }
         if constexpr (RO::kind != repr_kind::dense)
             if (me_ == 0 && failure_.empty()) try {
                     convert_into(root_result_.sparse, out, op);
@@ -307,16 +311,7 @@ report reduce_then_broadcast(reduce_core& reduce, MPI_Comm pc, std::size_t dimen
     using T = value_type_of<In>;
     result_broadcast<T> b(pc, dimension, drain);
     b.prepare(out, reduce.policy(), broadcast_segment, bitmap, identity<T>(op));
-    report rep;
-    std::string failed;
-    try {
-        rep = reduce.reduce_failed_before(in, out, op, b.failure());
-    } catch (...) {
-        int me = 0;
-        MPI_Comm_rank(pc, &me);
-        failed = text_or_out_of_memory([&] { return current_failure_text(me); });
-    }
-    b.reduced(rep, failed, out, op);
+    b.reduced([&] { return reduce.reduce_failed_before(in, out, op, b.failure()); }, out, op);
     b.step(true);
     return b.finish(out, op);
 }
