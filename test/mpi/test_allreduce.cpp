@@ -271,6 +271,31 @@ BOOST_AUTO_TEST_CASE(an_output_of_the_wrong_size_on_one_rank_throws_everywhere)
     }
 }
 
+// grouped with groups of one builds the result in a dense output, as
+// recursive_doubling does: the input is read where it is, also when it is
+// the output itself (in place), sparse and dense enough to be held dense
+// (at one rank: copied into the output).
+BOOST_AUTO_TEST_CASE(grouped_groups_of_one_build_in_the_dense_output)
+{
+    auto& comm = world();
+    const std::size_t n = 3000;
+    unsigned salt = 4100;
+    for (double density : {0.01, 0.3, 1.0}) {
+        ++salt;
+        const auto mine = rank_input<double>(comm.rank(), n, density, std::plus<>{}, salt);
+        const auto want = rank_fold<double>(comm.size(), n, density, std::plus<>{}, salt);
+        const sr::policy::grouped ones{.group_rows = 1, .group_cols = 1, .segment_bytes = 1024};
+        std::vector<double> out(n, -7.0);
+        sr::allreduce(comm, std::span<const double>(mine), std::span<double>(out), std::plus<>{}, ones);
+        BOOST_TEST(all_ok(first_difference(out, want) < 0),
+                   "density " << density << ": first difference at " << first_difference(out, want));
+        std::vector<double> a = mine; // in place: the same array in and out
+        sr::allreduce(comm, std::span<const double>(a), std::span<double>(a), std::plus<>{}, ones);
+        BOOST_TEST(all_ok(first_difference(a, want) < 0),
+                   "density " << density << ", in place: first difference at " << first_difference(a, want));
+    }
+}
+
 // Full ranges travel raw (split_allgather.hpp): only values, no block
 // headers or status words, so at full density a rank of split_allgather
 // sends 2 (P - 1) / P of the vector's bytes, exactly, and the result is

@@ -193,10 +193,16 @@ partial<value_type_of<In>> grouped_range(const group_layout& g, std::size_t dime
     const T* dense_in = nullptr; // a dense input is encoded from the caller's array
     try {
         check_dimension(in, dimension, st.rank);
-        // groups of one: no updating or broadcasting, the input is the replica
-        if constexpr (RI::kind == repr_kind::dense)
-            if (g.shape.size() > 1) dense_in = RI::read(in).data();
-        if (!dense_in) mine = partial_of(in, dimension, op);
+        // groups of one: no updating or broadcasting, the input is the
+        // replica, built in a dense output as recursive_doubling builds it
+        // (read where it is until the first step folds it): no copy of it
+        if (g.shape.size() == 1)
+            mine = place ? partial_of(in, dimension, op, std::span<T>(place, dimension), g.across.size() > 1)
+                         : partial_of(in, dimension, op);
+        else if constexpr (RI::kind == repr_kind::dense)
+            dense_in = RI::read(in).data();
+        else
+            mine = partial_of(in, dimension, op);
     } catch (...) {
         st.fail_here();
     }
@@ -243,7 +249,7 @@ report grouped_allreduce(MPI_Comm pc, std::size_t dimension, const Policy& polic
         } catch (...) {
             st.fail_here();
         }
-    T* place = dense_out && g.shape.size() > 1 ? dense_out + g.ranges[static_cast<std::size_t>(g.member)] : nullptr;
+    T* place = dense_out ? dense_out + g.ranges[static_cast<std::size_t>(g.member)] : nullptr;
     std::size_t entries = no_count;
     partial<T> acc =
         grouped_range(g, dimension, in, op, policy.wire, window, rep, st, buffers, place, entries, counted);
