@@ -197,8 +197,8 @@ partial<value_type_of<In>> grouped_range(const group_layout& g, std::size_t dime
         // replica, built in a dense output as recursive_doubling builds it
         // (read where it is until the first step folds it): no copy of it
         if (g.shape.size() == 1)
-            mine = place ? partial_of(in, dimension, op, std::span<T>(place, dimension), g.across.size() > 1)
-                         : partial_of(in, dimension, op);
+            mine = partial_of(in, dimension, op, place ? std::span<T>(place, dimension) : std::span<T>(),
+                              g.across.size() > 1);
         else if constexpr (RI::kind == repr_kind::dense)
             dense_in = RI::read(in).data();
         else
