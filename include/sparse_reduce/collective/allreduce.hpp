@@ -315,7 +315,7 @@ private:
             buffers_ = one_shot ? state.template memo<detail::oneshot_allreduce_buffers>().buffers
                                 : std::make_shared<detail::exchange_buffers>();
             if constexpr (has_reduce && !is_automatic) reduce_.emplace(comm, 0, dimension_, std::move(*tree), true);
-            if (buffers_->drain.size() < drain_bytes()) buffers_->drain.resize(drain_bytes());
+            if (buffers_->drain.size() < drain_bytes()) buffers_->drain.make(drain_bytes());
             if constexpr (runs_streams) {
                 detail::make_stream_room(*buffers_, static_cast<std::size_t>(size_));
                 counted_.reserve(static_cast<std::size_t>(size_));

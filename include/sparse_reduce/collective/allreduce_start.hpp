@@ -44,7 +44,7 @@ struct started_allreduce {
     started_allreduce(std::shared_ptr<exchange_buffers> b, std::shared_ptr<private_duplicate> d, std::size_t dimension,
                       Held h, const Op& o, int tags, report_text why)
         : buffers(std::move(b)), duplicate(std::move(d)), out(std::move(h)), op(o), reason(std::move(why)),
-          broadcast(duplicate->comm, dimension, std::span<std::byte>(buffers->drain.data(), buffers->drain.size()),
+          broadcast(duplicate->comm, dimension, std::span<std::byte>(buffers->drain),
                     tags + 1, tags + 2)
     {
     }

@@ -3,7 +3,7 @@
 // size an output to its worst case and write it once, with no zero-fill pass.
 // value_vector<T>: the vector of values the library's buffers hold. Both are
 // a contiguous array of bools for bool (bool_vector), where std::vector packs
-// bits and has no data().
+// bits and has no data(). raw_room: a buffer that is never initialised.
 
 #include <algorithm>
 #include <cstddef>
@@ -126,6 +126,40 @@ private:
     std::unique_ptr<bool[]> data_;
     std::size_t size_ = 0, capacity_ = 0;
 };
+
+// Elements of a trivial type, never initialised: a drain's bytes, the
+// words of node_buffers' slots. Not an uninit_vector: with an allocator of
+// its own, std::vector's resize and destructor visit every element in an
+// unoptimised build (a fifth of a debug run's time for buffers of megabytes).
+template <class T>
+class raw_room {
+    static_assert(std::is_trivially_copyable_v<T> && std::is_trivially_destructible_v<T>);
+
+public:
+    void make(std::size_t n) // the old elements are not kept
+    {
+        data_ = std::make_unique_for_overwrite<T[]>(n);
+        size_ = n;
+    }
+    void grow(std::size_t n) // to at least n, keeping the old elements; geometric, as std::vector's resize
+    {
+        if (n <= size_) return;
+        const std::size_t grown = std::max(n, 2 * size_);
+        auto bigger = std::make_unique_for_overwrite<T[]>(grown);
+        std::copy(data(), data() + size_, bigger.get());
+        data_ = std::move(bigger);
+        size_ = grown;
+    }
+    T* data() const noexcept { return data_.get(); }
+    std::size_t size() const noexcept { return size_; }
+    T* begin() const noexcept { return data(); } // a contiguous range: converts to std::span<T>
+    T* end() const noexcept { return data() + size_; }
+
+private:
+    std::unique_ptr<T[]> data_;
+    std::size_t size_ = 0;
+};
+using byte_room = raw_room<std::byte>;
 
 template <class T>
 using uninit_vector = std::conditional_t<std::is_same_v<T, bool>, bool_vector, std::vector<T, default_init_allocator<T>>>;

@@ -13,7 +13,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <span>
 #include <vector>
 
@@ -30,21 +29,16 @@ public:
         if (slots_.size() <= slot) slots_.resize(slot + 1);
         auto& v = slots_[slot];
         const std::size_t words = (count * sizeof(U) + 7) / 8 + 1;
-        if (v.size() < words) v.resize(words);
+        v.grow(words);
         return reinterpret_cast<U*>(v.data());
     }
 
-    void make_drain(std::size_t bytes)
-    {
-        drain_ = std::make_unique_for_overwrite<std::byte[]>(bytes);
-        drain_bytes_ = bytes;
-    }
-    std::span<std::byte> drain() const { return {drain_.get(), drain_bytes_}; }
+    void make_drain(std::size_t bytes) { drain_.make(bytes); }
+    std::span<std::byte> drain() const { return drain_; }
 
 private:
-    std::vector<uninit_vector<std::uint64_t>> slots_;
-    std::unique_ptr<std::byte[]> drain_;
-    std::size_t drain_bytes_ = 0;
+    std::vector<raw_room<std::uint64_t>> slots_;
+    byte_room drain_;
 };
 
 } // namespace sparse_reduce::detail

@@ -131,7 +131,7 @@ struct exchange_buffers {
     // Recursive doubling: room for its largest message, made with the plan
     // (inside its agreement): a rank that cannot grow `receive` for a
     // message receives it here and drops it, so nothing stays queued.
-    uninit_vector<std::byte> drain;
+    byte_room drain;
     std::vector<wire_buffer> pieces; // split_allgather's and grouped's messages: two per member
     stream_scratch stream;
     bool bitmap = true; // adaptive blocks may take the bitmap form (the plan's tuning: cost_model::bitmap_pays)
