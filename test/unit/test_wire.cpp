@@ -120,7 +120,7 @@ std::vector<T> stretches_and_markers(std::mt19937_64& rng, std::size_t len, doub
     const T marker = std::bit_cast<T>(static_cast<typename L::bits>(L::marker_mask | 3));
     for (std::size_t i = 0; i < len;) {
         const std::size_t run = 1 + rng() % 40;
-        const bool gap = std::uniform_real_distribution<double>(0, 1)(rng) < identity_share;
+        const bool gap = uniform01(rng) < identity_share;
         for (std::size_t k = i; k < std::min(len, i + run); ++k)
             x[k] = gap ? T(0) : markers && rng() % 7 == 0 ? marker : static_cast<T>(1 + rng() % 100);
         i += run;
@@ -159,7 +159,7 @@ void check_identity_masks(std::mt19937_64& rng, T id)
     for (int round = 0; round < 2000; ++round) {
         const double share = (round % 5) / 4.0; // 0, 1/4, ..., all the identity
         for (auto& v : x)
-            v = std::uniform_real_distribution<double>(0, 1)(rng) < share ? id : specials[rng() % std::size(specials)];
+            v = uniform01(rng) < share ? id : specials[rng() % std::size(specials)];
         for (std::size_t at : {std::size_t{0}, std::size_t{1}, std::size_t{7}}) { // unaligned starts too
             const auto fast = sr::detail::nonidentity_mask32(x.data() + at, idb);
             const auto portable = sr::detail::nonidentity_mask_portable(x.data() + at, 32, idb);
