@@ -1,6 +1,7 @@
 // allreduce_plan::start and iallreduce against the serial fold and the
-// blocking allreduce, at 1, 2, 3, 4, 5 and 8 ranks: automatic and
-// reduce_broadcast over several trees and segment sizes, sparse and dense
+// blocking allreduce, at 1, 2, 3, 4, 5 and 8 ranks: automatic,
+// reduce_broadcast over several trees and segment sizes, and
+// recursive_doubling over wire formats and segment sizes, sparse and dense
 // vectors in and out, checked on every rank; several calls in flight (with
 // a started reduce among them) completed in reverse order, and in different
 // orders on different ranks; an operation that throws on one rank while
@@ -15,6 +16,7 @@
 
 #include <Eigen/SparseCore>
 
+#include <bit>
 #include <cmath>
 #include <functional>
 #include <span>
@@ -49,14 +51,31 @@ void check_policy(const Policy& policy, const std::string& name, unsigned& salt)
         auto req3 = plan.start(dense_in, std::span<double>(dense_out), std::plus<>{}); // a view, as a temporary
         req3.wait();
         BOOST_TEST(close(dense_out, want), ctx << ": dense in, span out");
-        if constexpr (!std::same_as<Policy, sr::policy::automatic>) {
-            Eigen::SparseVector<double> blocking_out;
-            const sr::report blocking = plan.allreduce(dense_in, blocking_out, std::plus<>{});
+        // The started call runs what the blocking call runs, byte for byte;
+        // automatic too, except that it chooses among the startable
+        // algorithms (not split_allgather), and that on one rank its dense
+        // input goes through recursive doubling's (no) steps, not the
+        // blocking call's copy.
+        Eigen::SparseVector<double> blocking_out;
+        const sr::report blocking = plan.allreduce(dense_in, blocking_out, std::plus<>{});
+        BOOST_TEST(close(dense_of(blocking_out), want), ctx << ": blocking");
+        if constexpr (std::same_as<Policy, sr::policy::automatic>)
+            BOOST_TEST(started.reason.str().find("of the startable algorithms") != std::string::npos, ctx);
+        else
+            BOOST_TEST(started.reason.str() == blocking.reason.str(), ctx);
+        if (blocking.algorithm.str().find("split_allgather") != std::string::npos) {
+            BOOST_TEST((started.algorithm.str().find("reduce_broadcast(") != std::string::npos ||
+                        started.algorithm.str().find("recursive_doubling(") != std::string::npos),
+                       ctx);
+        } else if (blocking.algorithm.str() == "automatic: one rank, the input copied") {
+            BOOST_TEST(started.algorithm.str().find("automatic: recursive_doubling(") == 0, ctx);
+            BOOST_TEST(started.bytes_sent == 0u, ctx);
+        } else {
             BOOST_TEST(started.bytes_sent == blocking.bytes_sent, ctx);
+            BOOST_TEST(started.bytes_received == blocking.bytes_received, ctx);
             BOOST_TEST(started.messages_sent == blocking.messages_sent, ctx);
             BOOST_TEST(started.algorithm.str() == blocking.algorithm.str(), ctx);
-        } else {
-            BOOST_TEST(started.algorithm.str().find("reduce_broadcast(") != std::string::npos, ctx);
+            BOOST_TEST(started.tuning.str() == blocking.tuning.str(), ctx);
         }
     }
 }
@@ -75,6 +94,12 @@ BOOST_AUTO_TEST_CASE(started_allreduces_give_the_serial_fold)
                  "reduce_broadcast{k_ary{3}, broadcast 512}", salt);
     check_policy(sr::policy::reduce_broadcast<sr::policy::chain>{.tree = {.segment_bytes = 512}},
                  "reduce_broadcast{chain}", salt);
+    check_policy(sr::policy::recursive_doubling{}, "recursive_doubling", salt);
+    check_policy(sr::policy::recursive_doubling{.segment_bytes = 512}, "recursive_doubling{segment 512}", salt);
+    check_policy(sr::policy::recursive_doubling{.wire = sr::wire::dense, .segment_bytes = 1024},
+                 "recursive_doubling{dense wire, segment 1024}", salt);
+    check_policy(sr::policy::recursive_doubling{.wire = sr::wire::index_value, .segment_bytes = 256},
+                 "recursive_doubling{index_value wire, segment 256}", salt);
 }
 
 // Three allreduce plans' calls and a reduce plan's in flight at once,
@@ -90,18 +115,23 @@ BOOST_AUTO_TEST_CASE(several_calls_in_flight_complete_in_any_order)
     auto b = sr::make_allreduce_plan(comm, dim, sr::policy::reduce_broadcast<sr::policy::two_tree>{.tree = {.segment_bytes = 512}});
     auto c = sr::make_allreduce_plan(comm, dim, sr::policy::reduce_broadcast<sr::policy::binomial>{.tree = {.segment_bytes = 1024}});
     auto r = sr::make_plan(comm, root, dim, sr::policy::chain{.segment_bytes = 1024});
+    auto d = sr::make_allreduce_plan(comm, dim, sr::policy::recursive_doubling{.segment_bytes = 512});
+    auto e = sr::make_allreduce_plan(comm, dim, sr::policy::recursive_doubling{});
     for (int round = 0; round < 3; ++round) {
         const unsigned s = 100 + 10 * static_cast<unsigned>(round);
-        const auto ia = input(s), ib = input(s + 1), ic = input(s + 2), ir = input(s + 3);
-        std::vector<double> oa, ob, oc, orr;
-        sr::reduce_request q[4];
+        const auto ia = input(s), ib = input(s + 1), ic = input(s + 2), ir = input(s + 3), id = input(s + 4, 1.0);
+        const auto ie = sparse_of(input(s + 5));
+        std::vector<double> oa, ob, oc, orr, od, oe;
+        sr::reduce_request q[6];
         q[0] = a.start(ia, oa, std::plus<>{});
         q[1] = r.start(ir, orr, std::plus<>{});
-        q[2] = b.start(ib, ob, std::plus<>{});
-        q[3] = c.start(ic, oc, std::plus<>{});
+        q[2] = d.start(id, od, std::plus<>{});
+        q[3] = b.start(ib, ob, std::plus<>{});
+        q[4] = e.start(ie, oe, std::plus<>{});
+        q[5] = c.start(ic, oc, std::plus<>{});
         const bool reversed = round == 0 || comm.rank() % 2 == 0;
-        for (int j = 0; j < 4; ++j) {
-            const int k = reversed ? 3 - j : j;
+        for (int j = 0; j < 6; ++j) {
+            const int k = reversed ? 5 - j : j;
             q[k].test();
             q[k].wait();
         }
@@ -109,8 +139,25 @@ BOOST_AUTO_TEST_CASE(several_calls_in_flight_complete_in_any_order)
         BOOST_TEST(close(oa, sum(s)), ctx);
         BOOST_TEST(close(ob, sum(s + 1)), ctx);
         BOOST_TEST(close(oc, sum(s + 2)), ctx);
+        BOOST_TEST(close(od, sum(s + 4, 1.0)), ctx);
+        BOOST_TEST(close(oe, sum(s + 5)), ctx);
         if (comm.rank() == root) BOOST_TEST(close(orr, sum(s + 3)), ctx);
     }
+}
+
+// A plan's next start completes the call it started before: the inputs of
+// salts s1 and s2.
+template <class Plan, class A, class B>
+void check_next_start_completes(Plan& plan, const A& first, const B& second, unsigned s1, unsigned s2)
+{
+    std::vector<double> o1, o2;
+    auto r1 = plan.start(first, o1, std::plus<>{});
+    auto r2 = plan.start(second, o2, std::plus<>{}); // completes r1's call
+    BOOST_TEST(r1.done());
+    r2.wait();
+    r1.wait();
+    BOOST_TEST(close(o1, sum(s1)));
+    BOOST_TEST(close(o2, sum(s2)));
 }
 
 // iallreduce: its state on the communicator; completed by the next one-shot
@@ -138,38 +185,73 @@ BOOST_AUTO_TEST_CASE(iallreduce_and_early_completion)
     } // completed here
     BOOST_TEST(close(o4, sum(202)));
     auto plan = sr::make_allreduce_plan(comm, dim);
-    std::vector<double> p1, p2;
-    auto r1 = plan.start(x, p1, std::plus<>{});
-    auto r2 = plan.start(y, p2, std::plus<>{}); // completes r1's call
-    BOOST_TEST(r1.done());
-    r2.wait();
-    r1.wait();
-    BOOST_TEST(close(p1, sum(201)));
-    BOOST_TEST(close(p2, sum(202)));
+    check_next_start_completes(plan, x, y, 201, 202);
+    // the same with recursive doubling, one-shot and on a plan
+    std::vector<double> o5, o6, o7;
+    auto q5 = sr::iallreduce(comm, sx, o5, std::plus<>{}, sr::policy::recursive_doubling{.segment_bytes = 256});
+    sr::allreduce(comm, x, o6, std::plus<>{}, sr::policy::recursive_doubling{}); // completes q5's call
+    BOOST_TEST(q5.done());
+    q5.wait();
+    {
+        auto q = sr::iallreduce(comm, y, o7, std::plus<>{}, sr::policy::recursive_doubling{});
+    } // completed here
+    BOOST_TEST(close(o5, sum(201)));
+    BOOST_TEST(close(o6, sum(201)));
+    BOOST_TEST(close(o7, sum(202)));
+    auto doubling = sr::make_allreduce_plan(comm, dim, sr::policy::recursive_doubling{.segment_bytes = 512});
+    check_next_start_completes(doubling, x, sparse_of(y), 201, 202);
 }
 
 // An operation that throws on one rank, on a fold that test() runs: wait()
 // throws on every rank, as the blocking allreduce does, naming the rank;
-// no rank hangs; the plan works on.
-BOOST_AUTO_TEST_CASE(an_op_throwing_on_one_rank_fails_on_every_rank)
+// no rank hangs; the plan works on. Recursive doubling agrees on the
+// failure by messages of its own (doubling_agreement); a sparse input
+// folds at the end of each exchange, a dense one window by window.
+template <class Policy>
+void check_throwing_op(const Policy& policy, const std::string& name, bool sparse)
 {
     auto& comm = world();
     const int P = comm.size();
-    if (P < 2) return;
+    const int extra = P - static_cast<int>(std::bit_floor(static_cast<unsigned>(P)));
+    const bool doubling = name.starts_with("recursive_doubling");
     for (int victim : {0, P - 1, P / 2}) {
-        const auto in = fault_input_of(comm.rank());
-        const std::string ctx = "victim " + std::to_string(victim);
-        auto plan = sr::make_allreduce_plan(comm, fault_dim,
-                                            sr::policy::reduce_broadcast<sr::policy::binomial>{.tree = {.segment_bytes = 256}});
+        // A victim must fold. reduce_broadcast: the reduce's root, 0, does
+        // (where other ranks do depends on the tree). Recursive doubling:
+        // all but ranks 2i + 1 < 2 extra, which send theirs and take the result.
+        if (doubling ? victim < 2 * extra && victim % 2 : victim != 0) continue;
+        const auto dense_in = fault_input_of(comm.rank());
+        const auto sparse_in = sparse_of(dense_in);
+        const std::string ctx = name + (sparse ? ", sparse" : ", dense") + ", victim " + std::to_string(victim);
+        auto plan = sr::make_allreduce_plan(comm, fault_dim, policy);
         std::vector<double> out;
+        const auto run = [&](const auto& op, std::vector<double>& o) {
+            if (sparse) return poll_then_wait(plan.start(sparse_in, o, op));
+            return poll_then_wait(plan.start(dense_in, o, op));
+        };
+        // The plan's first call with the op's type tests its identity law
+        // at start (where the victim would throw): done here with a rank
+        // that is none, so that the faulty call fails in its folds.
+        run(plus_throwing_on(-1), out);
+        BOOST_TEST(out == fault_serial_sum(P), ctx << ": no victim");
         BOOST_TEST(inject_fault({.context = ctx,
                                  .who = everyone_throws(),
                                  .needles = {"rank " + std::to_string(victim)}},
-                                [&] { poll_then_wait(plan.start(in, out, plus_throwing_on(victim))); },
+                                [&] { run(plus_throwing_on(victim), out); },
                                 [&] {
                                     std::vector<double> good;
-                                    plan.start(in, good, std::plus<>{}).wait();
+                                    run(std::plus<>{}, good);
                                     return good == fault_serial_sum(P);
                                 }));
+    }
+}
+
+BOOST_AUTO_TEST_CASE(an_op_throwing_on_one_rank_fails_on_every_rank)
+{
+    if (world().size() < 2) return;
+    check_throwing_op(sr::policy::reduce_broadcast<sr::policy::binomial>{.tree = {.segment_bytes = 256}},
+                      "reduce_broadcast", false);
+    for (bool sparse : {false, true}) {
+        check_throwing_op(sr::policy::recursive_doubling{.segment_bytes = 256}, "recursive_doubling", sparse);
+        check_throwing_op(sr::policy::recursive_doubling{.wire = sr::wire::dense}, "recursive_doubling{dense}", sparse);
     }
 }

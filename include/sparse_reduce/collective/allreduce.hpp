@@ -215,36 +215,64 @@ public:
     /// Collective: every rank starts its plans' calls in the same order.
     /// `in` and `out` belong to the call until it completes (nothing checks
     /// it). A plan runs one call at a time: its next call, started or not,
-    /// completes this one first. It runs reduce_broadcast (automatic too):
-    /// the reduce's windows to rank 0, then the broadcast of the result.
+    /// completes this one first. Policies reduce_broadcast and
+    /// recursive_doubling run as the blocking call does; automatic chooses
+    /// as the blocking call does (one small agreement, so it first finishes
+    /// the transfers of every started call of the process) among the two.
     /// @throws sparse_reduce::error where the blocking call throws before
     ///         its first message (on every rank); later failures are wait()'s
     template <class In, class Out, class Op>
-        requires(detail::plan_runs<Policy>(detail::allreduce_algorithm::reduce_broadcast))
+        requires(detail::plan_starts<Policy>())
     reduce_request start(const In& in, Out&& out, const Op& op)
     {
         reduce_request request;
         if constexpr (detail::checked_call<In, Out, Op>()) {
+            using T = value_type_of<In>;
+            using A = detail::allreduce_algorithm;
             detail::require_not_finalized();
-            // the plan's first call with op agrees on its identity law: no
-            // rank may wait there on a rank that waits on a started call
-            if (detail::identity_law_untested<Op>(buffers_->identity_tested)) detail::complete_pending();
-            detail::check_dimension_limit(dimension_, sizeof(value_type_of<In>));
+            // the plan's first call with op agrees on its identity law, and
+            // automatic on its choice: no rank may wait there on a rank that
+            // waits on a started call
+            if (is_automatic || detail::identity_law_untested<Op>(buffers_->identity_tested)) detail::complete_pending();
+            detail::check_dimension_limit(dimension_, sizeof(T));
             auto&& target = detail::writable_output(std::forward<Out>(out));
             test_identity_law(in, op);
-            std::size_t seg = 0; // automatic: the reduce's segment
-            if constexpr (!is_automatic) seg = policy_.broadcast_segment_bytes;
             buffers_->bitmap = bitmap_;
-            report_text reason;
-            try { // (a text that cannot be made is left empty)
+            A a = A::reduce_broadcast;
+            wire::format w = wire::adaptive; // recursive doubling's
+            if constexpr (requires { policy_.wire; }) w = policy_.wire;
+            if constexpr (is_automatic) {
+                const auto [chosen, chosen_wire] =
+                    choose<T, detail::builds_in_output<std::remove_cvref_t<decltype(target)>>>(in, op, true);
+                a = chosen;
+                w = chosen_wire;
+            } else {
+                a = *detail::allreduce_algorithm_of<Policy>;
+            }
+            report_text reason, tuned;
+            try { // (texts that cannot be made are left empty)
                 static const report_text named("the policy names this algorithm"),
-                    started("a started allreduce runs reduce_broadcast");
-                reason = is_automatic ? started : named;
+                    modelled("the allreduce cost model predicts it fastest of the startable algorithms (doc/allreduce.md)");
+                reason = is_automatic ? modelled : named;
+                if constexpr (is_automatic) tuned = tuning_text();
             } catch (...) {
             }
-            detail::start_reduce_broadcast(*reduce_, private_owner_, buffers_, dimension_, in,
-                                           std::forward<decltype(target)>(target), op, seg, bitmap_, reason,
-                                           request);
+            if constexpr (detail::plan_runs<Policy>(A::recursive_doubling))
+                if (a == A::recursive_doubling) {
+                    std::size_t seg = 0;
+                    if constexpr (requires { policy_.segment_bytes; }) seg = policy_.segment_bytes;
+                    detail::start_doubling(private_owner_, buffers_, dimension_, in,
+                                           std::forward<decltype(target)>(target), op, w, seg, reason, tuned,
+                                           is_automatic, request);
+                    return request;
+                }
+            if constexpr (detail::plan_runs<Policy>(A::reduce_broadcast)) {
+                std::size_t seg = 0; // automatic: the reduce's segment
+                if constexpr (!is_automatic) seg = policy_.broadcast_segment_bytes;
+                detail::start_reduce_broadcast(*reduce_, private_owner_, buffers_, dimension_, in,
+                                               std::forward<decltype(target)>(target), op, seg, bitmap_, reason,
+                                               request);
+            }
         }
         return request;
     }
@@ -273,12 +301,17 @@ private:
     {
         try {
             if (!r.algorithm.empty_text()) r.algorithm = "automatic: " + r.algorithm.str();
-            const tuning& t = policy_.tuned ? *policy_.tuned : current_tuning(policy_.tuning_file);
-            if (!buffers_->tuning || *buffers_->tuning != t.source)
-                buffers_->tuning = std::make_shared<const std::string>(t.source);
-            r.tuning = report_text(buffers_->tuning);
+            r.tuning = tuning_text();
         } catch (...) {
         }
+    }
+    // The tuning's name, made once per tuning.
+    report_text tuning_text()
+    {
+        const tuning& t = policy_.tuned ? *policy_.tuned : current_tuning(policy_.tuning_file);
+        if (!buffers_->tuning || *buffers_->tuning != t.source)
+            buffers_->tuning = std::make_shared<const std::string>(t.source);
+        return report_text(buffers_->tuning);
     }
 
     // The drain a rank takes a message into when it cannot store it
@@ -369,7 +402,7 @@ private:
     // 40 % density too (default tuning, P = 2; doc/benchmarks.md, "Adaptive
     // blocks at high density").
     template <class T, bool dense_output, class In, class Op>
-    std::pair<detail::allreduce_algorithm, wire::format> choose(const In& in, const Op& op)
+    std::pair<detail::allreduce_algorithm, wire::format> choose(const In& in, const Op& op, bool started = false)
     {
         // counted by split-allgather's ranges: that algorithm then counts only its own
         // range again, as far as its format needs
@@ -385,14 +418,14 @@ private:
                                               dense_wire);
         };
         const auto e = estimate(policy_.wire == wire::dense);
-        const auto a = detail::cheapest(e);
+        const auto a = detail::cheapest(e, started);
         // Only a dense input goes raw under the dense wire (its values in a
         // row); an index/value one would send dense blocks, into a sparse
         // accumulator below half density. The ranks pass one kind of vector.
         constexpr bool dense_input = repr_traits<std::remove_cvref_t<In>>::kind == repr_kind::dense;
         if (policy_.wire != wire::adaptive || !dense_input) return {a, policy_.wire};
         const auto dense = estimate(true);
-        const auto d = detail::cheapest(dense);
+        const auto d = detail::cheapest(dense, started);
         if (e.*detail::row_of(a).estimate < model_win_factor * (dense.*detail::row_of(d).estimate)) return {a, wire::adaptive};
         return {d, wire::dense};
     }
@@ -479,13 +512,13 @@ report allreduce(const boost::mpi::communicator& comm, const In& in, Out&& out, 
 
 /// Starts allreduce(comm, in, out, op [, policy]) and returns at once; the
 /// request's test() and wait() complete it, as for allreduce_plan::start
-/// (policy: automatic or reduce_broadcast; both run reduce_broadcast).
+/// (policy: automatic, reduce_broadcast or recursive_doubling).
 /// Its state is the communicator's: the next one-shot allreduce or
 /// iallreduce on comm completes it first. Like every one-shot call it
 /// agrees with the other ranks before its first message, so it first
 /// finishes the transfers of every started call of the process.
 template <class In, class Out, class Op, allreduce_policy Policy = policy::automatic>
-    requires(detail::plan_runs<Policy>(detail::allreduce_algorithm::reduce_broadcast))
+    requires(detail::plan_starts<Policy>())
 reduce_request iallreduce(const boost::mpi::communicator& comm, const In& in, Out&& out, const Op& op,
                           Policy policy = {})
 {

@@ -1,13 +1,15 @@
 #pragma once
 // allreduce's algorithms in one table (detail; collective/allreduce.hpp
 // dispatches on it, as reduce does on select/tree_table.hpp): per algorithm
-// whether its plan holds a reduce plan and whether automatic weighs it by its
-// estimate; per policy, the algorithm it runs.
+// whether its plan holds a reduce plan, whether automatic weighs it by its
+// estimate and whether a started call can run it; per policy, the
+// algorithm it runs.
 //
 // Adding an algorithm: its header in this folder, its policy in policy.hpp
 // (and validate in policy_check.hpp), an enumerator, a row, its policy's
 // line in allreduce_algorithm_of, and its case in allreduce_plan::run (the
-// switch has no default, so -Wswitch names a missing one).
+// switch has no default, so -Wswitch names a missing one); where it is
+// startable, its start in allreduce_plan::start (collective/allreduce_start.hpp).
 
 #include <concepts>
 #include <cstddef>
@@ -25,15 +27,16 @@ struct allreduce_row {
     allreduce_algorithm id;
     bool runs_reduce; // its plan holds a reduce plan (reduce_broadcast's reduce half)
     double allreduce_estimate::*estimate; // automatic weighs it by this; nullptr: never automatic's choice
+    bool startable; // allreduce_plan::start runs it (a machine test() steps)
 };
 
 // In the order that wins a tie among automatic's candidates.
 inline constexpr allreduce_row allreduce_algorithms[] = {
-    //  id                                 reduce  automatic's estimate
-    {allreduce_algorithm::recursive_doubling, false, &allreduce_estimate::recursive_doubling},
-    {allreduce_algorithm::reduce_broadcast, true, &allreduce_estimate::reduce_broadcast},
-    {allreduce_algorithm::split_allgather, false, &allreduce_estimate::split_allgather},
-    {allreduce_algorithm::grouped, false, nullptr},
+    //  id                                 reduce  automatic's estimate                    startable
+    {allreduce_algorithm::recursive_doubling, false, &allreduce_estimate::recursive_doubling, true},
+    {allreduce_algorithm::reduce_broadcast, true, &allreduce_estimate::reduce_broadcast, true},
+    {allreduce_algorithm::split_allgather, false, &allreduce_estimate::split_allgather, false},
+    {allreduce_algorithm::grouped, false, nullptr, false},
 };
 
 static_assert(
@@ -75,12 +78,23 @@ constexpr bool plan_runs(allreduce_algorithm a)
     else return allreduce_algorithm_of<P> == a;
 }
 
-// automatic's choice: the candidate with the least estimate (the first of equals).
-inline allreduce_algorithm cheapest(const allreduce_estimate& e)
+// Whether a plan for policy P can start a call: its algorithm, or one of
+// automatic's candidates, is startable.
+template <class P>
+constexpr bool plan_starts()
+{
+    for (const allreduce_row& row : allreduce_algorithms)
+        if (row.startable && plan_runs<P>(row.id)) return true;
+    return false;
+}
+
+// automatic's choice: the candidate with the least estimate (the first of
+// equals); for a started call, among the startable ones.
+inline allreduce_algorithm cheapest(const allreduce_estimate& e, bool started = false)
 {
     const allreduce_row* best = nullptr;
     for (const allreduce_row& row : allreduce_algorithms)
-        if (row.estimate && (!best || e.*row.estimate < e.*best->estimate)) best = &row;
+        if (row.estimate && (row.startable || !started) && (!best || e.*row.estimate < e.*best->estimate)) best = &row;
     return best->id;
 }
 

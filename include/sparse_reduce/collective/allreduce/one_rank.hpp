@@ -17,7 +17,7 @@ namespace sparse_reduce::detail {
 template <class In, class Out, class Op>
 report one_rank_allreduce(std::size_t dimension, const In& in, Out& out, const Op& op)
 {
-    static const report_text copied("automatic: one rank, the input copied"),
+    static const report_text copied("one rank, the input copied"), // (name_tuning adds "automatic: ")
         why("on one rank the result is the input");
     check_dimension(in, dimension, 0);
     convert_into(out, in, op); // in place (out aliases in): nothing to do

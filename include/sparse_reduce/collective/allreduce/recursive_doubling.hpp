@@ -16,13 +16,19 @@
 // message and the partner's whole message. A sparse partial (or the result
 // sent back to a folded rank) gathers the partner's messages whole, then
 // decodes and combines as one.
+//
+// Every exchange and the run as a whole are steppable (doubling_run): a
+// blocking call steps them to their end at once; a started one
+// (collective/allreduce_start.hpp) from test() and wait(), never waiting.
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -57,13 +63,13 @@ template <class T>
 class partial_sender {
 public:
     partial_sender(MPI_Comm pc, int partner, const partial<T>& p, call_status& st, std::size_t dimension,
-                   std::size_t window, const T& id, wire::format fmt, exchange_buffers& buffers)
-        : pc_(pc), partner_(partner), p_(p), st_(st), status_(st.word()), dimension_(dimension), window_(window),
-          windows_((dimension + window - 1) / window),
+                   std::size_t window, const T& id, wire::format fmt, exchange_buffers& buffers, int tag)
+        : pc_(pc), partner_(partner), tag_(tag), p_(p), st_(st), status_(st.word()), dimension_(dimension),
+          window_(window), windows_((dimension + window - 1) / window),
           message_bytes_(std::max(stream_message_bytes, window * sizeof(T))), id_(id), fmt_(fmt), buffers_(buffers)
     {
     }
-    ~partial_sender() { finish(); }
+    ~partial_sender() { finish(true); }
     partial_sender(const partial_sender&) = delete;
     partial_sender& operator=(const partial_sender&) = delete;
 
@@ -71,11 +77,15 @@ public:
     // Windows sent so far: the partial may be changed below this one.
     std::size_t frontier() const { return next_; }
 
+    // Whether the next message's buffer is free (the send from it two
+    // messages ago complete); may_wait: once it is.
+    bool ready(bool may_wait) { return requests_done(reqs_[sent_ % 2], may_wait); }
+
+    // The next message (after ready()).
     void send_one(report& rep)
     {
         const std::size_t slot = sent_ % 2;
-        wire_buffer& b = slot ? buffers_.send_next : buffers_.send;
-        wait_all(reqs_[slot]); // a kept buffer is not shrunk: growing it again would zero it
+        wire_buffer& b = slot ? buffers_.send_next : buffers_.send; // kept, not shrunk: growing it again would zero it
         const std::size_t first = next_;
         std::size_t at = 0;
         if (status_ == 0) try {
@@ -92,29 +102,42 @@ public:
             next_ = windows_;
             alone_[0] = static_cast<std::uint64_t>(status_);
             alone_[1] = next_ - first;
-            MPI_Isend(alone_, static_cast<int>(trailer_bytes), MPI_BYTE, partner_, doubling_tag, pc_, &alone_req_);
+            MPI_Isend(alone_, static_cast<int>(trailer_bytes), MPI_BYTE, partner_, tag_, pc_, &alone_req_);
             at = trailer_bytes;
         } else {
             b[at / 8] = 0;
             b[at / 8 + 1] = next_ - first;
             at += trailer_bytes;
-            isend_message(b.data(), at, partner_, doubling_tag, pc_, reqs_[slot]);
+            isend_message(b.data(), at, partner_, tag_, pc_, reqs_[slot]);
         }
         rep.bytes_sent += at;
         ++rep.messages_sent;
         ++sent_;
     }
 
-    void finish()
+    // Every send complete; may_wait: once they are.
+    bool finish(bool may_wait)
     {
-        wait_all(reqs_[0]);
-        wait_all(reqs_[1]);
-        MPI_Wait(&alone_req_, MPI_STATUS_IGNORE);
+        int alone = 1;
+        if (may_wait) MPI_Wait(&alone_req_, MPI_STATUS_IGNORE);
+        else MPI_Test(&alone_req_, &alone, MPI_STATUS_IGNORE);
+        return requests_done(reqs_[0], may_wait) && requests_done(reqs_[1], may_wait) && alone;
     }
 
 private:
+    // reqs complete (then cleared); may_wait: once they are.
+    static bool requests_done(std::vector<MPI_Request>& reqs, bool may_wait)
+    {
+        if (reqs.empty()) return true;
+        int done = 1;
+        if (may_wait) MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);
+        else MPI_Testall(static_cast<int>(reqs.size()), reqs.data(), &done, MPI_STATUSES_IGNORE);
+        if (done) reqs.clear();
+        return done != 0;
+    }
+
     MPI_Comm pc_;
-    int partner_;
+    int partner_, tag_;
     const partial<T>& p_;
     call_status& st_;
     std::int64_t status_;
@@ -135,8 +158,8 @@ template <class T, class Op>
 class partial_receiver {
 public:
     partial_receiver(MPI_Comm pc, int partner, partial<T>& acc, std::size_t dimension, std::size_t window, const T& id,
-                     const Op& op, doubling_fold how, call_status& st, exchange_buffers& buffers)
-        : pc_(pc), partner_(partner), acc_(acc), dimension_(dimension), window_(window),
+                     const Op& op, doubling_fold how, call_status& st, exchange_buffers& buffers, int tag)
+        : pc_(pc), partner_(partner), tag_(tag), acc_(acc), dimension_(dimension), window_(window),
           windows_((dimension + window - 1) / window), id_(id), op_(op), how_(how), st_(st), buf_(buffers.receive),
           drain_(buffers.drain), streamed_(acc.is_dense && how != doubling_fold::replace && !st.failed())
     {
@@ -146,11 +169,16 @@ public:
     // Windows received so far.
     std::size_t frontier() const { return covered_; }
 
-    void receive_one(report& rep)
+    // The next message, folded as far as it may be; may_wait: once it is
+    // in, else false while it is not.
+    bool receive_one(report& rep, bool may_wait)
     {
         const std::size_t at = streamed_ ? 0 : whole_;
-        bool dropped = false; // no room for it: taken into the drain, and this rank fails
-        const std::size_t n = recv_message(partner_, doubling_tag, pc_, buf_, at, drain_, &dropped);
+        if (!incoming_.receive(partner_, tag_, pc_, buf_, at, drain_, &dropped_, may_wait)) return false;
+        const std::size_t n = incoming_.got;
+        const bool dropped = dropped_; // no room for it: taken into the drain, and this rank fails
+        incoming_ = {};
+        dropped_ = false;
         if (dropped) st_.fail_no_room(at + n, partner_);
         rep.bytes_received += n;
         ++received_;
@@ -164,7 +192,7 @@ public:
         if (status != 0) {
             st_.hear(status);
             covered_ = windows_; // a failed sender sends its status alone
-            return;
+            return true;
         }
         if (n < trailer_bytes || count > windows_ - covered_ || (count == 0 && windows_ > 0)) {
             try {
@@ -173,7 +201,7 @@ public:
                 st_.fail_here();
             }
             covered_ = windows_; // cannot come from a rank of this plan: stop here
-            return;
+            return true;
         }
         covered_ += count;
         if (streamed_) {
@@ -182,6 +210,7 @@ public:
         } else {
             whole_ = end;
         }
+        return true;
     }
 
     // Streamed: folds the windows received below `limit`.
@@ -242,7 +271,7 @@ public:
 
 private:
     MPI_Comm pc_;
-    int partner_;
+    int partner_, tag_;
     partial<T>& acc_;
     std::size_t dimension_, window_, windows_;
     T id_;
@@ -252,54 +281,45 @@ private:
     wire_buffer& buf_;
     std::span<std::byte> drain_;
     bool streamed_;
+    message_receiver incoming_; // the message being received
+    bool dropped_ = false;      // it goes into the drain
     std::size_t received_ = 0, covered_ = 0, folded_ = 0, pos_ = 0, end_ = 0, whole_ = 0;
     std::size_t run_end_ = 0; // streamed: the window after the empty run being folded
 };
 
-// One step with `partner`: send ours (if send), receive theirs (if receive)
-// and fold it in or take it. Each side sends while it has not sent past what
-// it has received, else receives: neither waits on the other forever, and a
-// received window is folded once ours has gone out.
-template <class T, class Op>
-void doubling_step(MPI_Comm pc, int partner, bool send, bool receive, doubling_fold how, partial<T>& acc,
-                   std::size_t dimension, const Op& op, wire::format fmt, std::size_t window, report& rep,
-                   call_status& st, exchange_buffers& buffers)
-{
-    const T id = identity<T>(op);
-    partial_sender<T> s(pc, partner, acc, st, dimension, window, id, fmt, buffers);
-    partial_receiver<T, Op> r(pc, partner, acc, dimension, window, id, op, how, st, buffers);
-    const std::size_t all = (dimension + window - 1) / window;
-    while ((send && !s.done()) || (receive && !r.done())) {
-        if (send && !s.done() && (!receive || r.done() || r.frontier() >= s.frontier())) s.send_one(rep);
-        else r.receive_one(rep);
-        if (receive) r.fold_ready(send ? s.frontier() : all);
-    }
-    s.finish();
-    if (receive) r.finish();
-}
+// One step of a rank's part: with `partner`, send ours (if send), receive
+// theirs (if receive) and fold it in or take it.
+struct doubling_step {
+    int partner = 0;
+    bool send = false, receive = false;
+    doubling_fold how = doubling_fold::replace;
+};
 
-// Recursive doubling over pc of the partials `acc` (dimension entries each);
-// returns the whole reduction. A failed rank (st) exchanges status words only.
-template <class T, class Op>
-partial<T> recursive_doubling(MPI_Comm pc, partial<T> acc, std::size_t dimension, const Op& op, wire::format fmt,
-                              std::size_t window, report& rep, call_status& st, exchange_buffers& buffers)
+// A rank's steps, in order: for P not a power of two, 2i+1 -> 2i for
+// i < extra first (virtual rank vr over pow2 ranks keeps the order), the
+// result back to 2i+1 last.
+//
+//   P = 6, extra 2:   1 -> 0   3 -> 2        fold in
+//                     {0, 2, 4, 5} ^ 1, ^ 2  as virtual ranks 0..3
+//                     0 -> 1   2 -> 3        the result back
+struct doubling_steps {
+    std::array<doubling_step, 2 + 8 * sizeof(int)> at{};
+    int count = 0;
+};
+
+inline doubling_steps doubling_steps_of(int me, int P)
 {
-    if constexpr (!rle_value<T>)
-        if (fmt == wire::rle) fail("the rle wire format needs float or double values");
-    int me = 0, P = 1;
-    MPI_Comm_rank(pc, &me);
-    MPI_Comm_size(pc, &P);
-    const auto step = [&](int partner, bool send, bool receive, doubling_fold how) {
-        doubling_step(pc, partner, send, receive, how, acc, dimension, op, fmt, window, rep, st, buffers);
+    doubling_steps s;
+    const auto add = [&](int partner, bool send, bool receive, doubling_fold how) {
+        s.at[static_cast<std::size_t>(s.count++)] = {partner, send, receive, how};
     };
     const int pow2 = static_cast<int>(std::bit_floor(static_cast<unsigned>(P)));
     const int extra = P - pow2;
-    // fold: 2i+1 -> 2i for i < extra; virtual rank vr over pow2 ranks keeps the order
     int vr = -1;
     if (me < 2 * extra) {
-        if (me % 2) step(me - 1, true, false, doubling_fold::replace);
+        if (me % 2) add(me - 1, true, false, doubling_fold::replace);
         else {
-            step(me + 1, false, true, doubling_fold::theirs_right);
+            add(me + 1, false, true, doubling_fold::theirs_right);
             vr = me / 2;
         }
     } else {
@@ -309,19 +329,115 @@ partial<T> recursive_doubling(MPI_Comm pc, partial<T> acc, std::size_t dimension
     if (vr >= 0)
         for (int mask = 1; mask < pow2; mask <<= 1) {
             const int pv = vr ^ mask;
-            step(real(pv), true, true, pv < vr ? doubling_fold::theirs_left : doubling_fold::theirs_right);
+            add(real(pv), true, true, pv < vr ? doubling_fold::theirs_left : doubling_fold::theirs_right);
         }
-    // send the result back to the folded ranks
     if (me < 2 * extra) {
-        if (me % 2) step(me - 1, false, true, doubling_fold::replace);
-        else step(me + 1, true, false, doubling_fold::replace);
+        if (me % 2) add(me - 1, false, true, doubling_fold::replace);
+        else add(me + 1, true, false, doubling_fold::replace);
     }
-    try {
-        acc.materialise(); // one rank, or a failed call: the input never folded
-    } catch (...) {
-        st.fail_here();
+    return s;
+}
+
+// Recursive doubling over pc of the partials `acc` (dimension entries
+// each), as steps: step(true) runs it to its end, step(false) as far as
+// it goes without waiting. result() is then the whole reduction. A failed
+// rank (st) exchanges status words only. In each exchange a side sends
+// while it has not sent past what it has received, else receives: neither
+// waits on the other forever, and a received window is folded once ours
+// has gone out. Not movable: the exchange refers to its partial.
+template <class T, class Op>
+class doubling_run {
+public:
+    doubling_run(MPI_Comm pc, partial<T> acc, std::size_t dimension, const Op& op, wire::format fmt,
+                 std::size_t window, call_status& st, exchange_buffers& buffers, int tag = doubling_tag)
+        : pc_(pc), acc_(std::move(acc)), dimension_(dimension), op_(op), id_(identity<T>(op)), fmt_(fmt),
+          window_(window), st_(st), buffers_(buffers), tag_(tag)
+    {
+        if constexpr (!rle_value<T>)
+            if (fmt == wire::rle) fail("the rle wire format needs float or double values");
+        int me = 0, P = 1;
+        MPI_Comm_rank(pc, &me);
+        MPI_Comm_size(pc, &P);
+        steps_ = doubling_steps_of(me, P);
     }
-    return acc;
+    doubling_run(const doubling_run&) = delete;
+    doubling_run& operator=(const doubling_run&) = delete;
+
+    // True once every step is done.
+    bool step(bool may_wait)
+    {
+        for (; next_ < steps_.count; ++next_) {
+            const doubling_step& d = steps_.at[static_cast<std::size_t>(next_)];
+            if (!sender_) {
+                sender_.emplace(pc_, d.partner, acc_, st_, dimension_, window_, id_, fmt_, buffers_, tag_);
+                receiver_.emplace(pc_, d.partner, acc_, dimension_, window_, id_, op_, d.how, st_, buffers_, tag_);
+            }
+            if (!exchange(d, *sender_, *receiver_, may_wait)) return false;
+            receiver_.reset();
+            sender_.reset();
+        }
+        if (!materialised_) {
+            materialised_ = true;
+            try {
+                acc_.materialise(); // one rank, or a failed call: the input never folded
+            } catch (...) {
+                st_.fail_here();
+            }
+        }
+        return true;
+    }
+
+    partial<T>& result() { return acc_; }
+    report& rep() { return rep_; } // bytes and messages so far
+
+private:
+    bool exchange(const doubling_step& d, partial_sender<T>& s, partial_receiver<T, Op>& r, bool may_wait)
+    {
+        const std::size_t all = (dimension_ + window_ - 1) / window_;
+        while ((d.send && !s.done()) || (d.receive && !r.done())) {
+            if (d.send && !s.done() && (!d.receive || r.done() || r.frontier() >= s.frontier())) {
+                if (!s.ready(may_wait)) return false;
+                s.send_one(rep_);
+            } else if (!r.receive_one(rep_, may_wait)) {
+                return false;
+            }
+            if (d.receive) r.fold_ready(d.send ? s.frontier() : all);
+        }
+        if (!s.finish(may_wait)) return false;
+        if (d.receive) r.finish();
+        return true;
+    }
+
+    MPI_Comm pc_;
+    partial<T> acc_;
+    std::size_t dimension_;
+    const Op& op_;
+    T id_;
+    wire::format fmt_;
+    std::size_t window_;
+    call_status& st_;
+    exchange_buffers& buffers_;
+    int tag_;
+    doubling_steps steps_;
+    int next_ = 0;
+    bool materialised_ = false;
+    report rep_;
+    std::optional<partial_sender<T>> sender_; // the step's
+    std::optional<partial_receiver<T, Op>> receiver_;
+};
+
+// Recursive doubling, blocking (grouped's exchange across groups); returns
+// the whole reduction and adds its bytes and messages to rep.
+template <class T, class Op>
+partial<T> recursive_doubling(MPI_Comm pc, partial<T> acc, std::size_t dimension, const Op& op, wire::format fmt,
+                              std::size_t window, report& rep, call_status& st, exchange_buffers& buffers)
+{
+    doubling_run<T, Op> run(pc, std::move(acc), dimension, op, fmt, window, st, buffers);
+    run.step(true);
+    rep.bytes_sent += run.rep().bytes_sent;
+    rep.bytes_received += run.rep().bytes_received;
+    rep.messages_sent += run.rep().messages_sent;
+    return std::move(run.result());
 }
 
 // Whether recursive doubling builds its result in the caller's output `Out`
@@ -332,40 +448,91 @@ partial<T> recursive_doubling(MPI_Comm pc, partial<T> acc, std::size_t dimension
 template <class Out>
 inline constexpr bool builds_in_output = repr_traits<std::remove_cvref_t<Out>>::kind == repr_kind::dense;
 
-// One recursive_doubling call: the caller's input as a partial, the steps,
-// the agreement on failures, the result into out.
+// One recursive_doubling call on this rank: the caller's input as a
+// partial (in the output, where that is dense), the run, the result into
+// out; then, after the agreement on failures (the caller's: blocking or
+// started), the report or the call's error. Not movable.
+template <class T, class Out, class Op>
+class doubling_call {
+public:
+    template <class In>
+    doubling_call(MPI_Comm pc, int me, std::size_t dimension, const In& in, Out& out, const Op& op, wire::format fmt,
+                  std::size_t segment_bytes, exchange_buffers& buffers, int tag = doubling_tag)
+        : st_(me), out_(out), op_(op), fmt_(fmt), window_(window_of<T>(segment_bytes)),
+          run_(pc, input_of(in, out, dimension, op, st_), dimension, op, fmt, window_, st_, buffers, tag)
+    {
+    }
+    doubling_call(const doubling_call&) = delete;
+    doubling_call& operator=(const doubling_call&) = delete;
+
+    // Moves the run on (may_wait: to its end); true once it is done and
+    // the result written into out. Before the agreement: a rank that
+    // cannot write its output fails the call.
+    bool step(bool may_wait)
+    {
+        if (written_) return true;
+        if (!run_.step(may_wait)) return false;
+        written_ = true;
+        if (!st_.failed()) try {
+                result_into(out_, run_.result(), op_);
+            } catch (...) {
+                st_.fail_here();
+            }
+        return true;
+    }
+
+    const call_status& status() const { return st_; }
+
+    // After the agreement (`first`: the lowest failing rank, if any): throws
+    // where the call failed, else returns its report.
+    report finish(const std::optional<failed_rank>& first)
+    {
+        throw_agreed(st_.rank, st_.failure, first);
+        report rep = run_.rep();
+        try {
+            rep.algorithm = std::string("recursive_doubling(wire=") + wire::to_string(fmt_) +
+                            ", segment=" + std::to_string(window_ * sizeof(T)) + ")";
+        } catch (...) { // the call succeeded: its report's text is left empty
+        }
+        return rep;
+    }
+
+private:
+    template <class In>
+    static partial<T> input_of(const In& in, Out& out, std::size_t dimension, const Op& op, call_status& st)
+    {
+        try {
+            check_dimension(in, dimension, st.rank);
+            std::span<T> place;
+            if constexpr (builds_in_output<Out>) place = repr_traits<std::remove_cvref_t<Out>>::output(out, dimension);
+            return partial_of(in, dimension, op, place, true);
+        } catch (...) {
+            st.fail_here();
+        }
+        return {};
+    }
+
+    call_status st_; // first: the run refers to it
+    Out& out_;
+    const Op& op_;
+    wire::format fmt_;
+    std::size_t window_;
+    doubling_run<T, Op> run_;
+    bool written_ = false;
+};
+
+// A blocking recursive_doubling call: the run, then one allreduce of the
+// ranks' statuses (agree_and_throw).
 template <class In, class Out, class Op>
 report doubling_allreduce(MPI_Comm pc, std::size_t dimension, const In& in, Out& out, const Op& op, wire::format fmt,
                           std::size_t segment_bytes, exchange_buffers& buffers)
 {
-    using T = value_type_of<In>;
     int me = 0;
     MPI_Comm_rank(pc, &me);
-    report rep;
-    call_status st{me};
-    partial<T> acc;
-    try {
-        check_dimension(in, dimension, me);
-        std::span<T> place;
-        if constexpr (builds_in_output<Out>) place = repr_traits<Out>::output(out, dimension);
-        acc = partial_of(in, dimension, op, place, true);
-    } catch (...) {
-        st.fail_here();
-    }
-    const std::size_t window = window_of<T>(segment_bytes);
-    acc = recursive_doubling(pc, std::move(acc), dimension, op, fmt, window, rep, st, buffers);
-    if (!st.failed()) try { // before the agreement: a rank that cannot write its output fails the call
-            result_into(out, acc, op);
-        } catch (...) {
-            st.fail_here();
-        }
-    agree_and_throw(pc, me, st.failure, st.heard);
-    try {
-        rep.algorithm = std::string("recursive_doubling(wire=") + wire::to_string(fmt) +
-                        ", segment=" + std::to_string(window * sizeof(T)) + ")";
-    } catch (...) { // the call succeeded: its report's text is left empty
-    }
-    return rep;
+    doubling_call<value_type_of<In>, Out, Op> call(pc, me, dimension, in, out, op, fmt, segment_bytes, buffers);
+    call.step(true);
+    const call_status& st = call.status();
+    return call.finish(first_failure(pc, me, failure_candidate(me, st.failure, st.heard), st.failure));
 }
 
 } // namespace sparse_reduce::detail

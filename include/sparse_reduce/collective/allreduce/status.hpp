@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -32,15 +33,27 @@
 
 namespace sparse_reduce::detail {
 
-// All ranks agree on the first failing rank (or none), and its message.
-inline void agree_and_throw(MPI_Comm comm, int me, const std::string& local_failure, std::int64_t heard)
+// The lowest failing rank this rank knows of: itself (local_failure), the
+// one it heard of (heard: 1 + its rank), or INT_MAX for none.
+inline int failure_candidate(int me, const std::string& local_failure, std::int64_t heard)
 {
-    const int mine = !local_failure.empty() ? me : heard > 0 ? static_cast<int>(heard - 1) : INT_MAX;
-    // the failing rank's own message for everyone (that rank may have heard of another's first)
-    const auto first = first_failure(comm, me, mine, local_failure);
+    return !local_failure.empty() ? me : heard > 0 ? static_cast<int>(heard - 1) : INT_MAX;
+}
+
+// Once the ranks agree on the first failing rank (`first`; none: return),
+// every rank throws: a failed rank its own message, the others the first
+// failing rank's (that rank may have heard of another's first).
+inline void throw_agreed(int me, const std::string& local_failure, const std::optional<failed_rank>& first)
+{
     if (!first) return;
     if (!local_failure.empty() && me != first->rank) fail(local_failure);
     fail(first->text.empty() ? "allreduce failed on rank " + std::to_string(first->rank) : first->text);
+}
+
+// All ranks agree on the first failing rank (or none), and its message.
+inline void agree_and_throw(MPI_Comm comm, int me, const std::string& local_failure, std::int64_t heard)
+{
+    throw_agreed(me, local_failure, first_failure(comm, me, failure_candidate(me, local_failure, heard), local_failure));
 }
 
 inline std::string failure_text(int me, const std::string& text)
