@@ -20,6 +20,7 @@
 #include <cmath>
 #include <functional>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -254,4 +255,39 @@ BOOST_AUTO_TEST_CASE(an_op_throwing_on_one_rank_fails_on_every_rank)
         check_throwing_op(sr::policy::recursive_doubling{.segment_bytes = 256}, "recursive_doubling", sparse);
         check_throwing_op(sr::policy::recursive_doubling{.wire = sr::wire::dense}, "recursive_doubling{dense}", sparse);
     }
+}
+
+// A failure's text longer than the agreement carries (agreed_text_bytes):
+// every rank throws, the failing rank its own text, the others its first
+// 4096 bytes, naming the rank; nothing hangs and the plan works on.
+BOOST_AUTO_TEST_CASE(a_long_failure_text_is_cut_not_lost)
+{
+    auto& comm = world();
+    const int P = comm.size();
+    if (P < 2) return;
+    const int me = comm.rank();
+    const auto in = fault_input_of(me);
+    auto plan = sr::make_allreduce_plan(comm, fault_dim, sr::policy::recursive_doubling{.segment_bytes = 256});
+    const auto long_throw = [me](bool armed) {
+        return sr::make_op(
+            [me, armed](double a, double b) -> double {
+                if (armed && me == 0) throw std::runtime_error("rank 0: " + std::string(10000, 'x'));
+                return a + b;
+            },
+            0.0, sr::commutative);
+    };
+    std::vector<double> out;
+    plan.start(in, out, long_throw(false)).wait(); // the identity law, tested at start
+    std::string text;
+    try {
+        poll_then_wait(plan.start(in, out, long_throw(true)));
+    } catch (const sr::error& e) {
+        text = e.what();
+    }
+    BOOST_TEST(text.find("rank 0") != std::string::npos, "rank " << me);
+    if (me == 0) BOOST_TEST(text.size() > 10000u);
+    else BOOST_TEST((text.size() >= 4096u && text.size() < 4096u + 64u), "rank " << me << ": " << text.size());
+    std::vector<double> good;
+    plan.start(in, good, std::plus<>{}).wait();
+    BOOST_TEST(good == fault_serial_sum(P));
 }

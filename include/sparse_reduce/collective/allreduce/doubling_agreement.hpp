@@ -34,6 +34,12 @@
 
 namespace sparse_reduce::detail {
 
+// A failure's text travels up to this many bytes: every message of the
+// agreement fits the drain, so a rank that cannot grow its receive buffer
+// still takes it.
+inline constexpr std::size_t agreed_text_bytes = 4096;
+static_assert(16 + agreed_text_bytes <= stream_message_bytes, "below doubling_drain_bytes, whatever the segment");
+
 class doubling_agreement {
 public:
     // send and receive: buffers the call no longer uses (its messages'),
@@ -50,11 +56,12 @@ public:
     doubling_agreement& operator=(const doubling_agreement&) = delete;
 
     // This rank's part: the lowest failing rank it knows of (failure_candidate)
-    // and its own failure's text (empty where it has none).
+    // and its own failure's text (empty where it has none; cut at
+    // agreed_text_bytes).
     void begin(int candidate, const std::string& text) noexcept
     {
         try {
-            write(static_cast<std::uint64_t>(candidate), text.data(), text.size());
+            write(static_cast<std::uint64_t>(candidate), text.data(), std::min(text.size(), agreed_text_bytes));
         } catch (...) { // no room for the text: the rank alone (throw_agreed names it)
             write_rank_only(static_cast<std::uint64_t>(candidate));
         }

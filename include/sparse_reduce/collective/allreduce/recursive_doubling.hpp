@@ -487,7 +487,7 @@ public:
     // where the call failed, else returns its report.
     report finish(const std::optional<failed_rank>& first)
     {
-        throw_agreed(st_.rank, st_.failure, first);
+        throw_agreed(st_.failure, first);
         report rep = run_.rep();
         try {
             rep.algorithm = std::string("recursive_doubling(wire=") + wire::to_string(fmt_) +

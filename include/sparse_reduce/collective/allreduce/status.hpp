@@ -41,19 +41,20 @@ inline int failure_candidate(int me, const std::string& local_failure, std::int6
 }
 
 // Once the ranks agree on the first failing rank (`first`; none: return),
-// every rank throws: a failed rank its own message, the others the first
-// failing rank's (that rank may have heard of another's first).
-inline void throw_agreed(int me, const std::string& local_failure, const std::optional<failed_rank>& first)
+// every rank throws: a failed rank its own message (the first one too: the
+// agreement may carry only the start of it), the others the first failing
+// rank's.
+inline void throw_agreed(const std::string& local_failure, const std::optional<failed_rank>& first)
 {
     if (!first) return;
-    if (!local_failure.empty() && me != first->rank) fail(local_failure);
+    if (!local_failure.empty()) fail(local_failure);
     fail(first->text.empty() ? "allreduce failed on rank " + std::to_string(first->rank) : first->text);
 }
 
 // All ranks agree on the first failing rank (or none), and its message.
 inline void agree_and_throw(MPI_Comm comm, int me, const std::string& local_failure, std::int64_t heard)
 {
-    throw_agreed(me, local_failure, first_failure(comm, me, failure_candidate(me, local_failure, heard), local_failure));
+    throw_agreed(local_failure, first_failure(comm, me, failure_candidate(me, local_failure, heard), local_failure));
 }
 
 inline std::string failure_text(int me, const std::string& text)
