@@ -52,10 +52,10 @@ sr::policy::grouped whole_row_groups()
 // Small segments too, so that the broadcast pipelines over many blocks.
 std::vector<any_policy> policies(std::size_t seg)
 {
-    return {sr::policy::reduce_broadcast{.tree = sr::policy::binomial{.segment_bytes = seg}},
-            sr::policy::reduce_broadcast{.tree = sr::policy::two_tree{.segment_bytes = seg},
+    return {sr::policy::reduce_broadcast<sr::policy::binomial>{.tree = sr::policy::binomial{.segment_bytes = seg}},
+            sr::policy::reduce_broadcast<sr::policy::two_tree>{.tree = sr::policy::two_tree{.segment_bytes = seg},
                                          .broadcast_segment_bytes = seg ? 3 * seg : 0},
-            sr::policy::reduce_broadcast{.tree = sr::policy::chain{.wire = sr::wire::index_value}},
+            sr::policy::reduce_broadcast<sr::policy::chain>{.tree = sr::policy::chain{.wire = sr::wire::index_value}},
             sr::policy::reduce_broadcast<>{},
             sr::policy::recursive_doubling{.segment_bytes = seg},
             sr::policy::automatic{.segment_bytes = seg},
@@ -182,7 +182,7 @@ BOOST_AUTO_TEST_CASE(plans_repeat)
     auto& comm = world();
     const std::size_t n = 2000;
     auto rd = sr::make_allreduce_plan(comm, n, sr::policy::recursive_doubling{});
-    auto rb = sr::make_allreduce_plan(comm, n, sr::policy::reduce_broadcast{.tree = sr::policy::binary{}});
+    auto rb = sr::make_allreduce_plan(comm, n, sr::policy::reduce_broadcast<sr::policy::binary>{.tree = sr::policy::binary{}});
     auto au = sr::make_allreduce_plan(comm, n);
     for (unsigned call = 0; call < 6; ++call) {
         const double density = call % 2 ? 0.9 : 0.005;
