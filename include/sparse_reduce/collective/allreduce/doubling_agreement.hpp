@@ -45,12 +45,8 @@ public:
     // send and receive: buffers the call no longer uses (its messages'),
     // drain: where a message goes when receive cannot grow.
     doubling_agreement(MPI_Comm pc, int tag, wire_buffer& send, wire_buffer& receive, std::span<std::byte> drain)
-        : pc_(pc), tag_(tag), send_(send), receive_(receive), drain_(drain)
+        : pc_(pc), tag_(tag), send_(send), receive_(receive), drain_(drain), steps_(doubling_steps_of(pc))
     {
-        int me = 0, P = 1;
-        MPI_Comm_rank(pc, &me);
-        MPI_Comm_size(pc, &P);
-        steps_ = doubling_steps_of(me, P);
     }
     doubling_agreement(const doubling_agreement&) = delete;
     doubling_agreement& operator=(const doubling_agreement&) = delete;

@@ -338,6 +338,15 @@ inline doubling_steps doubling_steps_of(int me, int P)
     return s;
 }
 
+// This rank's steps in pc.
+inline doubling_steps doubling_steps_of(MPI_Comm pc)
+{
+    int me = 0, P = 1;
+    MPI_Comm_rank(pc, &me);
+    MPI_Comm_size(pc, &P);
+    return doubling_steps_of(me, P);
+}
+
 // Recursive doubling over pc of the partials `acc` (dimension entries
 // each), as steps: step(true) runs it to its end, step(false) as far as
 // it goes without waiting. result() is then the whole reduction. A failed
@@ -351,14 +360,10 @@ public:
     doubling_run(MPI_Comm pc, partial<T> acc, std::size_t dimension, const Op& op, wire::format fmt,
                  std::size_t window, call_status& st, exchange_buffers& buffers, int tag = doubling_tag)
         : pc_(pc), acc_(std::move(acc)), dimension_(dimension), op_(op), id_(identity<T>(op)), fmt_(fmt),
-          window_(window), st_(st), buffers_(buffers), tag_(tag)
+          window_(window), st_(st), buffers_(buffers), tag_(tag), steps_(doubling_steps_of(pc))
     {
         if constexpr (!rle_value<T>)
             if (fmt == wire::rle) fail("the rle wire format needs float or double values");
-        int me = 0, P = 1;
-        MPI_Comm_rank(pc, &me);
-        MPI_Comm_size(pc, &P);
-        steps_ = doubling_steps_of(me, P);
     }
     doubling_run(const doubling_run&) = delete;
     doubling_run& operator=(const doubling_run&) = delete;
