@@ -6,6 +6,12 @@
 //
 //   mpiexec -n P overlap_bench [--collective reduce|allreduce] [--dim C] [--density d,d,...] [--dist ...]
 //                              [--reps R] [--warmup W] [--compute F] [--test-every US] [--csv FILE] [--smoke]
+//   overlap_bench --simulate P[,P...] --tuning FILE [--dim C] [--density ...] [--dist ...] [--compute F] [--test-every US]
+//
+// --simulate: no measurement; the reduce's cells predicted by the simulator
+// (simulate_reduce, simulate_started_reduce) for P modelled ranks holding
+// the inputs P ranks would, on the machine of the tuning file (its alpha,
+// beta and gammas, e.g. one measured on the network modelled).
 //
 // Per density, every rank's Eigen::SparseVector<double> is reduced to rank 0
 // (with allreduce: to every rank) into a std::vector<double>, by plans made
@@ -38,6 +44,7 @@
 // call's (relative 1e-9; with allreduce on every rank); a mismatch makes
 // the exit status 1.
 
+#include <sparse_reduce/simulate.hpp>
 #include <sparse_reduce/sparse_reduce.hpp>
 
 #include "options.hpp"
@@ -66,6 +73,8 @@ struct options : sb::cell_options {
     double compute = 1.0;     // T_comp / T_comm
     double test_every = 100e-6; // seconds between test() calls
     bool allreduce = false;     // --collective allreduce
+    std::vector<int> simulate;  // --simulate P,...
+    std::string tuning;         // --tuning FILE
 };
 
 options parse(int argc, char** argv)
@@ -80,8 +89,11 @@ options parse(int argc, char** argv)
             const std::string c = next();
             if (c != "reduce" && c != "allreduce") throw std::invalid_argument("--collective: reduce or allreduce");
             o.allreduce = c == "allreduce";
-        }
+        } else if (a == "--simulate") o.simulate = sb::parse_numbers<int>(next());
+        else if (a == "--tuning") o.tuning = next();
     });
+    if (!o.simulate.empty() && (o.allreduce || o.tuning.empty()))
+        throw std::invalid_argument("--simulate: the reduce only, with --tuning FILE");
     return o;
 }
 
@@ -116,6 +128,36 @@ double overlap(double t_comp, double t_comm, double t_total)
     return (t_comp + t_comm - t_total) / std::min(t_comp, t_comm);
 }
 
+// The reduce's cells as the simulator predicts them (--simulate), rank 0
+// getting the sum: T_comm the blocking call's, T_comp = F x T_comm; the
+// started call alone and with the computation.
+int predict(const options& o)
+{
+    const sr::network_model net = sr::load_tuning(o.tuning).machine;
+    std::printf("%-4s %-6s %12s %14s %16s %8s %6s\n", "P", "dens", "blocking ms", "start_wait ms", "started+comp ms",
+                "overlap", "own");
+    for (const int P : o.simulate)
+        for (const double density : o.densities) {
+            std::vector<Eigen::SparseVector<double>> in;
+            for (int r = 0; r < P; ++r) {
+                const auto iv = sb::sparse_input(o.dim, density, o.dist, r, P, 1);
+                auto& v = in.emplace_back(static_cast<Eigen::Index>(o.dim));
+                v.reserve(static_cast<Eigen::Index>(iv.nnz()));
+                for (std::size_t k = 0; k < iv.nnz(); ++k)
+                    v.insertBack(static_cast<Eigen::Index>(iv.indices()[k])) = iv.values()[k];
+            }
+            std::vector<double> out;
+            const std::span<const Eigen::SparseVector<double>> ins(in);
+            const double t_comm = sr::simulate_reduce(ins, out, std::plus<>{}, 0, sr::policy::automatic{}, net).time;
+            const sr::computation work{o.compute * t_comm, o.test_every};
+            const auto s = sr::simulate_started_reduce(ins, out, std::plus<>{}, 0, work, sr::policy::automatic{}, net);
+            std::printf("%-4d %-6g %12.3f %14.3f %16.3f %8.2f %6.2f\n", P, density, t_comm * 1e3, s.alone * 1e3,
+                        s.call.time * 1e3, overlap(work.seconds, t_comm, s.call.time), s.overlap);
+            std::printf("# %s %zu bytes %zu messages\n", s.call.algorithm.c_str(), s.call.bytes_total, s.call.messages_total);
+        }
+    return 0;
+}
+
 } // namespace
 
 int main(int argc, char** argv)
@@ -123,6 +165,7 @@ int main(int argc, char** argv)
     mpi::environment env;
     mpi::communicator world;
     const options o = parse(argc, argv);
+    if (!o.simulate.empty()) return world.rank() == 0 ? predict(o) : 0;
     const int me = world.rank(), P = world.size();
     std::FILE* csv = !o.csv.empty() && me == 0 ? std::fopen(o.csv.c_str(), "w") : nullptr;
     if (csv)

@@ -401,4 +401,104 @@ BOOST_AUTO_TEST_CASE(a_root_copies_its_own_windows_ahead_while_it_waits)
     }
 }
 
+// A started reduce behind computation (sim/started.hpp): a chain 2 -> 1 -> 0
+// of one message a hop, each 2.5 u on the wire (u = 1/1024 s, exact in
+// binary), compute free, a test() after every u of 4 u of computation.
+// Rank 1 gets rank 2's message at 2.5 u but handles it at its next test, at
+// 3 u; rank 0, waiting by then, has it at 5.5 u. Alone the call takes the
+// two hops, 5 u, as the blocking call does.
+BOOST_AUTO_TEST_CASE(a_started_reduce_moves_at_the_tests_of_its_computation)
+{
+    const double u = 1.0 / 1024;
+    sr::network_model net;
+    net.alpha = 2.5 * u;
+    net.beta = 0;
+    net.gamma = net.gamma_dense = 0;
+    const std::vector<std::vector<double>> in(3, std::vector<double>(100, 1.0));
+    const std::span<const std::vector<double>> ins(in);
+    std::vector<double> out;
+    const auto blocking = sr::simulate_reduce(ins, out, std::plus<>{}, 0, sr::policy::chain{}, net);
+    BOOST_TEST(blocking.messages_total == 2u);
+    BOOST_TEST(blocking.time == 5 * u);
+    const auto s = sr::simulate_started_reduce(ins, out, std::plus<>{}, 0, {.seconds = 4 * u, .test_every = u},
+                                               sr::policy::chain{}, net);
+    BOOST_TEST(s.alone == 5 * u);
+    BOOST_TEST(s.call.time == 5.5 * u);
+    BOOST_TEST(s.overlap == (4 + 5 - 5.5) / 4.0);
+    BOOST_TEST(s.call.messages_total == 2u);
+    BOOST_TEST((out == std::vector<double>(100, 3.0)));
+    // a test every u / 2: rank 1 handles it at 2.5 u, so it hides entirely
+    const auto fine = sr::simulate_started_reduce(ins, out, std::plus<>{}, 0, {.seconds = 4 * u, .test_every = u / 2},
+                                                  sr::policy::chain{}, net);
+    BOOST_TEST(fine.call.time == 5 * u);
+    BOOST_TEST(fine.overlap == 1.0);
+    // no test before the wait: rank 1 forwards at 4 u
+    const auto none = sr::simulate_started_reduce(ins, out, std::plus<>{}, 0, {.seconds = 4 * u, .test_every = 1.0},
+                                                  sr::policy::chain{}, net);
+    BOOST_TEST(none.call.time == 6.5 * u);
+    // no computation: the call alone
+    const auto idle = sr::simulate_started_reduce(ins, out, std::plus<>{}, 0, {.seconds = 0}, sr::policy::chain{}, net);
+    BOOST_TEST(idle.call.time == idle.alone);
+    BOOST_TEST(idle.overlap == 0.0);
+}
+
+// A fold's CPU time lengthens the computation of the rank that folds: at
+// P = 2, the one message (50 us on the wire) arrives during the root's
+// first 100 us of computation and is folded at its first test, so the
+// root's total is its computation plus the dense work the simulator charges
+// (the scan, the fold), less than the computation and the call alone.
+BOOST_AUTO_TEST_CASE(a_started_reduce_folds_on_the_computing_rank)
+{
+    sr::network_model net;
+    net.alpha = 5e-5;
+    net.beta = 0;
+    net.gamma = 0;
+    net.gamma_dense = 1e-9;
+    const std::size_t n = 1000;
+    const std::vector<std::vector<double>> in(2, std::vector<double>(n, 1.0));
+    const std::span<const std::vector<double>> ins(in);
+    std::vector<double> out;
+    const auto s = sr::simulate_started_reduce(ins, out, std::plus<>{}, 0, {.seconds = 1e-3, .test_every = 1e-4},
+                                               sr::policy::binomial{}, net);
+    BOOST_TEST((out == std::vector<double>(n, 2.0)));
+    BOOST_TEST(s.call.time > 1e-3);           // the fold is not free
+    BOOST_TEST(s.call.time < 1e-3 + s.alone); // but the transfer hides
+    BOOST_TEST(s.overlap > 0.0);
+    BOOST_TEST(s.overlap < 1.0);
+}
+
+// Results as the serial fold, at P = 1 to 8 and several roots, densities
+// sparse and full, with computation around the call.
+BOOST_AUTO_TEST_CASE(a_started_reduce_simulated_equals_the_serial_fold)
+{
+    for (int p : {1, 2, 3, 4, 5, 8})
+        for (int root : {0, p / 2, p - 1})
+            for (double density : {0.01, 0.3, 1.0}) {
+                std::vector<std::vector<double>> in;
+                std::vector<double> want(2001, 0.0);
+                for (int r = 0; r < p; ++r) {
+                    std::mt19937_64 rng(static_cast<unsigned>(r) * 17u + 3u);
+                    in.push_back(random_dense<double>(rng, 2001, density, std::plus<>{}));
+                    want = dense_fold(want, in.back(), std::plus<>{});
+                }
+                std::vector<double> out;
+                const auto s = sr::simulate_started_reduce(std::span<const std::vector<double>>(in), out,
+                                                           std::plus<>{}, root, {.seconds = 1e-4, .test_every = 1e-5});
+                BOOST_TEST(first_difference(out, want) == -1, "P " << p << " root " << root << " density " << density);
+                BOOST_TEST(s.call.time >= 1e-4);
+                BOOST_TEST(s.alone <= s.call.time);
+            }
+}
+
+BOOST_AUTO_TEST_CASE(a_started_reduce_simulation_rejects_a_bad_computation)
+{
+    const std::vector<std::vector<double>> in(2, std::vector<double>(10, 1.0));
+    std::vector<double> out;
+    const std::span<const std::vector<double>> ins(in);
+    BOOST_CHECK_THROW(sr::simulate_started_reduce(ins, out, std::plus<>{}, 0, {.seconds = -1}), sr::error);
+    BOOST_CHECK_THROW(sr::simulate_started_reduce(ins, out, std::plus<>{}, 0, {.seconds = 1, .test_every = 0}), sr::error);
+    BOOST_CHECK_THROW(sr::simulate_started_reduce(ins, out, std::plus<>{}, 0, {.seconds = std::nan("")}), sr::error);
+    BOOST_CHECK_THROW(sr::simulate_started_reduce(ins, out, std::plus<>{}, 2, {.seconds = 1}), sr::error);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

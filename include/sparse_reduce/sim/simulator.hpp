@@ -59,51 +59,10 @@
 #include "../select/resolve.hpp"
 #include "../exec/program_input.hpp"
 #include "../exec/rank_program.hpp"
+#include "modelled_machine.hpp"
 #include "whole_model.hpp"
 
 namespace sparse_reduce {
-
-/// The machine a simulation models: cost_model's α, β, γ (model/cost.hpp).
-using network_model = cost_model;
-
-namespace detail {
-
-// A link's booked future. A transfer takes the earliest interval free on
-// both its links: one that waits for a busy receiver does not hold its
-// sender's link meanwhile, and later transfers may use the gap.
-class link_calendar {
-public:
-    // Moves t past every booking overlapping [t, t + d); returns whether it moved.
-    bool push_past(double& t, double d) const
-    {
-        bool moved = false;
-        for (const auto& [a, b] : busy_)
-            if (a < t + d && t < b) {
-                t = b;
-                moved = true;
-            }
-        return moved;
-    }
-    void book(double a, double b) { busy_.push_back({a, b}); }
-    void forget_before(double t)
-    {
-        std::erase_if(busy_, [t](const std::pair<double, double>& x) { return x.second <= t; });
-    }
-
-private:
-    std::vector<std::pair<double, double>> busy_;
-};
-
-inline double earliest_common_gap(link_calendar& x, link_calendar& y, double t, double d)
-{
-    for (;;) { // both calendars move t each round, until neither does
-        const bool moved_x = x.push_past(t, d);
-        const bool moved_y = y.push_past(t, d);
-        if (!moved_x && !moved_y) return t;
-    }
-}
-
-} // namespace detail
 
 /// What simulate_reduce returns.
 struct simulation_result {
@@ -176,9 +135,12 @@ void plan_simulated_schedule(simulated_call& call, const simulated_counts& c, in
                                             agreed_stats(c.sum, p, value_bytes, dense_output, rule != whole_rule::never));
 }
 
-// What the ranks agree on and the schedule the policy runs for it.
+// What the ranks agree on and the schedule the policy runs for it; a
+// started call always goes in windows (collective/reduce_start.hpp), as if
+// its input were not index/value.
 template <class Policy, class T, class Out, class Op, class In>
-simulated_call plan_simulated_call(std::span<const In* const> inputs, int root, const Policy& policy, const T& id)
+simulated_call plan_simulated_call(std::span<const In* const> inputs, int root, const Policy& policy, const T& id,
+                                   bool started = false)
 {
     using RI = repr_traits<std::remove_cvref_t<In>>;
     using RO = repr_traits<std::remove_cvref_t<Out>>;
@@ -188,149 +150,9 @@ simulated_call plan_simulated_call(std::span<const In* const> inputs, int root, 
     };
     const simulated_counts c = count_simulated_inputs<T>(inputs, id, call, +stats_needed_for, &policy);
     plan_simulated_schedule(call, c, static_cast<int>(inputs.size()), root, policy, is_commutative_v<Op, T>, sizeof(T),
-                            RI::kind == repr_kind::index_value, RO::kind == repr_kind::dense);
+                            RI::kind == repr_kind::index_value && !started, RO::kind == repr_kind::dense);
     return call;
 }
-
-// The modelled machine: drives every rank's program on its own clock,
-// messages on the links of simulator.hpp's header comment.
-template <class Program>
-class modelled_machine {
-public:
-    using node_t = typename Program::node_t;
-
-    modelled_machine(std::vector<std::unique_ptr<Program>>& programs, const network_model& net)
-        : programs_(programs), net_(net), cpu_(programs.size(), 0), link_(programs.size())
-    {
-    }
-
-    // Starts rank r at clock start[r], in rank order, then handles events
-    // until none is left; fails if a node is left unfinished.
-    void run(std::span<const double> start)
-    {
-        for (std::size_t r = 0; r < programs_.size(); ++r) {
-            cpu_[r] = start[r];
-            step(static_cast<int>(r));
-        }
-        while (!events_.empty()) {
-            const event e = events_.top();
-            events_.pop();
-            now_ = e.time;
-            auto& clock = cpu_[static_cast<std::size_t>(e.rank)];
-            clock = std::max(clock, e.time);
-            if (e.delivery) {
-                critical_[e.node] = std::max(critical_[e.node], e.critical);
-                e.node->on_message(e.child, e.bytes);
-            } else {
-                e.node->on_sent(e.buffer);
-            }
-            step(e.rank);
-        }
-        for (auto& prog : programs_)
-            for (auto& b : prog->bindings())
-                if (!b.node->finished() || !b.node->idle()) fail("internal error: the simulation stalled");
-    }
-
-    double clock(int r) const { return cpu_[static_cast<std::size_t>(r)]; }
-    // Bytes on the longest chain of dependent transfers into n.
-    std::size_t critical(const node_t* n) { return critical_[n]; }
-
-private:
-    struct message {
-        node_t* sender;
-        int buffer;
-        std::span<const std::byte> bytes;
-        double ready;
-        std::size_t critical;
-    };
-    struct receive {
-        node_t* node;
-        std::size_t child;
-        std::span<std::byte> slot;
-        double posted;
-    };
-    struct event {
-        double time;
-        std::size_t seq;
-        int rank;
-        node_t* node;
-        bool delivery; // else: a send completed
-        std::size_t child;
-        int buffer;
-        std::size_t bytes, critical;
-        bool operator>(const event& o) const { return std::tie(time, seq) > std::tie(o.time, o.seq); }
-    };
-    using key = std::tuple<int, int, int>; // (from, to, tag)
-
-    // Pairs the posted sends and receives of one (from, to, tag): each pair
-    // is a transfer in the earliest gap free on both links.
-    void match(const key& k)
-    {
-        auto& s = sends_[k];
-        auto& q = receives_[k];
-        while (!s.empty() && !q.empty()) {
-            const message m = s.front();
-            const receive rv = q.front();
-            s.pop_front();
-            q.pop_front();
-            const auto [from, to, tag] = k;
-            auto& lf = link_[static_cast<std::size_t>(from)];
-            auto& lt = link_[static_cast<std::size_t>(to)];
-            lf.forget_before(now_);
-            lt.forget_before(now_);
-            const double d = net_.alpha + net_.beta * static_cast<double>(m.bytes.size());
-            const double start = earliest_common_gap(lf, lt, std::max(m.ready, rv.posted), d);
-            const double end = start + d;
-            lf.book(start, end);
-            lt.book(start, end);
-            std::memcpy(rv.slot.data(), m.bytes.data(), m.bytes.size());
-            events_.push({end, seq_++, to, rv.node, true, rv.child, 0, m.bytes.size(), m.critical});
-            events_.push({end, seq_++, from, m.sender, false, 0, m.buffer, 0, 0});
-        }
-    }
-
-    // Lets every node of a rank work at the rank's clock, then posts what it can.
-    void step(int r)
-    {
-        auto& prog = *programs_[static_cast<std::size_t>(r)];
-        const std::size_t dense_before = prog.dense_work(), sparse_before = prog.sparse_work();
-        for (auto& b : prog.bindings()) b.node->progress();
-        cpu_[static_cast<std::size_t>(r)] += net_.gamma_dense * static_cast<double>(prog.dense_work() - dense_before) +
-                                             net_.gamma * static_cast<double>(prog.sparse_work() - sparse_before);
-        const double now = cpu_[static_cast<std::size_t>(r)];
-        for (auto& b : prog.bindings()) {
-            node_t* n = b.node;
-            for (std::size_t c = 0; c < n->child_count(); ++c)
-                if (auto slot = n->receive_slot(c)) {
-                    const key k{n->child_rank(c), r, b.recv_tag};
-                    receives_[k].push_back({n, c, *slot, now});
-                    match(k);
-                }
-            while (auto o = n->take_outgoing()) {
-                const key k{r, b.send_to, b.send_tag};
-                sends_[k].push_back({n, o->buffer, o->bytes, now, critical_[n] + o->bytes.size()});
-                match(k);
-            }
-        }
-        // Blocked, with its receives posted: a node works ahead as the MPI
-        // executor's does (all of it here, before the next event is handled).
-        const std::size_t ahead_before = prog.dense_work();
-        for (auto& b : prog.bindings())
-            while (b.node->work_ahead()) {}
-        cpu_[static_cast<std::size_t>(r)] += net_.gamma_dense * static_cast<double>(prog.dense_work() - ahead_before);
-    }
-
-    std::vector<std::unique_ptr<Program>>& programs_;
-    const network_model& net_;
-    std::map<key, std::deque<message>> sends_;
-    std::map<key, std::deque<receive>> receives_;
-    std::priority_queue<event, std::vector<event>, std::greater<>> events_;
-    std::vector<double> cpu_;
-    std::vector<link_calendar> link_;
-    double now_ = 0; // the event being handled
-    std::map<const node_t*, std::size_t> critical_; // longest chain received so far
-    std::size_t seq_ = 0;
-};
 
 } // namespace detail
 
@@ -430,10 +252,12 @@ namespace detail {
 
 // The simulation of a planned call (the policy's part is done: its schedule,
 // and `before`, when the ranks start): compiled once per input, output and
-// operation, whatever the policy.
+// operation, whatever the policy. `work`: a started call's computation
+// (modelled_machine.hpp).
 template <class In, class Out, class Op>
 simulation_result simulate_planned(std::span<const In* const> inputs, Out& out, const Op& op, int root,
-                                   const simulated_call& call, double before, const network_model& net)
+                                   const simulated_call& call, double before, const network_model& net,
+                                   const computation* work = nullptr)
 {
     using T = value_type_of<In>;
     using RI = repr_traits<std::remove_cvref_t<In>>;
@@ -474,7 +298,7 @@ simulation_result simulate_planned(std::span<const In* const> inputs, Out& out, 
         }
 
         modelled_machine<program_t> machine(programs, net);
-        machine.run(start_times(inputs, before, net));
+        machine.run(start_times(inputs, before, net), work);
         simulation_result res = windowed_result(sched, programs, machine, root);
         // The whole path (select/path.hpp): the executor sends one message per
         // edge of the schedule's first tree, so time, bytes and messages are
