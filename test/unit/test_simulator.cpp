@@ -443,28 +443,80 @@ BOOST_AUTO_TEST_CASE(a_started_reduce_moves_at_the_tests_of_its_computation)
 }
 
 // A fold's CPU time lengthens the computation of the rank that folds: at
-// P = 2, the one message (50 us on the wire) arrives during the root's
-// first 100 us of computation and is folded at its first test, so the
-// root's total is its computation plus the dense work the simulator charges
-// (the scan, the fold), less than the computation and the call alone.
+// P = 2, with the network free, rank 1's one message arrives during the
+// root's first piece of computation and is folded at its first test. The
+// root's dense work (the scan of its input, its copy ahead into the
+// output, the fold) costs the same started or not, so the call with the
+// computation takes the computation plus exactly the root's work alone.
 BOOST_AUTO_TEST_CASE(a_started_reduce_folds_on_the_computing_rank)
 {
+    const double u = 1.0 / 1024;
     sr::network_model net;
-    net.alpha = 5e-5;
+    net.alpha = 0;
     net.beta = 0;
     net.gamma = 0;
-    net.gamma_dense = 1e-9;
-    const std::size_t n = 1000;
+    net.gamma_dense = u / 1024;
+    const std::size_t n = 1024;
     const std::vector<std::vector<double>> in(2, std::vector<double>(n, 1.0));
     const std::span<const std::vector<double>> ins(in);
     std::vector<double> out;
-    const auto s = sr::simulate_started_reduce(ins, out, std::plus<>{}, 0, {.seconds = 1e-3, .test_every = 1e-4},
+    const auto s = sr::simulate_started_reduce(ins, out, std::plus<>{}, 0, {.seconds = 64 * u, .test_every = 8 * u},
                                                sr::policy::binomial{}, net);
     BOOST_TEST((out == std::vector<double>(n, 2.0)));
-    BOOST_TEST(s.call.time > 1e-3);           // the fold is not free
-    BOOST_TEST(s.call.time < 1e-3 + s.alone); // but the transfer hides
-    BOOST_TEST(s.overlap > 0.0);
-    BOOST_TEST(s.overlap < 1.0);
+    BOOST_TEST(s.alone > u); // the scan and the fold at least
+    BOOST_TEST(s.call.time == 64 * u + s.alone);
+    BOOST_TEST(s.overlap == 0.0);
+    // with free compute the fold costs nothing, and the call hides entirely
+    net.gamma_dense = 0;
+    const auto free = sr::simulate_started_reduce(ins, out, std::plus<>{}, 0, {.seconds = 64 * u, .test_every = 8 * u},
+                                                  sr::policy::binomial{}, net);
+    BOOST_TEST(free.call.time == 64 * u);
+}
+
+// Messages up to computation::eager_bytes travel when sent: a root with
+// two receive slots per child posts the third window's receive only at a
+// test, so without eager sends the later windows wait for the tests.
+BOOST_AUTO_TEST_CASE(a_started_reduce_sends_small_messages_eagerly)
+{
+    const double u = 1.0 / 1024;
+    sr::network_model net;
+    net.alpha = u;
+    net.beta = 0;
+    net.gamma = net.gamma_dense = 0;
+    const std::size_t n = 8192; // 8 windows of 8 KiB
+    const std::vector<std::vector<double>> in(2, std::vector<double>(n, 1.0));
+    const std::span<const std::vector<double>> ins(in);
+    std::vector<double> out;
+    const sr::policy::binomial pol{.segment_bytes = 8192};
+    const auto eager = sr::simulate_started_reduce(ins, out, std::plus<>{}, 0,
+                                                   {.seconds = 32 * u, .test_every = 16 * u}, pol, net);
+    BOOST_TEST((out == std::vector<double>(n, 2.0)));
+    BOOST_TEST(eager.call.messages_total == 8u);
+    const auto waiting = sr::simulate_started_reduce(
+        ins, out, std::plus<>{}, 0, {.seconds = 32 * u, .test_every = 16 * u, .eager_bytes = 0}, pol, net);
+    BOOST_TEST((out == std::vector<double>(n, 2.0)));
+    BOOST_TEST(waiting.call.time > eager.call.time);
+}
+
+// A started call runs in windows where the blocking call sends an
+// index/value input whole (P = 2, automatic), as the executor does.
+BOOST_AUTO_TEST_CASE(a_started_reduce_of_sparse_inputs_runs_in_windows)
+{
+    const std::size_t n = 1 << 16;
+    std::vector<sr::index_value_vector<double>> in;
+    for (int r = 0; r < 2; ++r) {
+        std::vector<std::uint32_t> idx;
+        for (std::uint32_t i = static_cast<std::uint32_t>(r); i < n; i += 64) idx.push_back(i);
+        in.push_back(sr::index_value_vector<double>::from_unsorted(n, idx, std::vector<double>(idx.size(), 1.0),
+                                                                   std::plus<>{}));
+    }
+    const std::span<const sr::index_value_vector<double>> ins(in);
+    sr::index_value_vector<double> out;
+    const auto blocking = sr::simulate_reduce(ins, out, std::plus<>{}, 0);
+    BOOST_TEST(blocking.algorithm.find("whole messages") != std::string::npos);
+    const auto s = sr::simulate_started_reduce(ins, out, std::plus<>{}, 0, {.seconds = 1e-3});
+    BOOST_TEST(s.call.algorithm.find("whole messages") == std::string::npos);
+    BOOST_TEST(out.nnz() == 2 * n / 64);
 }
 
 // Results as the serial fold, at P = 1 to 8 and several roots, densities
@@ -499,6 +551,11 @@ BOOST_AUTO_TEST_CASE(a_started_reduce_simulation_rejects_a_bad_computation)
     BOOST_CHECK_THROW(sr::simulate_started_reduce(ins, out, std::plus<>{}, 0, {.seconds = 1, .test_every = 0}), sr::error);
     BOOST_CHECK_THROW(sr::simulate_started_reduce(ins, out, std::plus<>{}, 0, {.seconds = std::nan("")}), sr::error);
     BOOST_CHECK_THROW(sr::simulate_started_reduce(ins, out, std::plus<>{}, 2, {.seconds = 1}), sr::error);
+    // out one of the inputs: it would change between the two runs
+    std::vector<std::vector<double>> mine(in);
+    BOOST_CHECK_THROW(sr::simulate_started_reduce(std::span<const std::vector<double>>(mine), mine[0], std::plus<>{},
+                                                  0, {.seconds = 1}),
+                      sr::error);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

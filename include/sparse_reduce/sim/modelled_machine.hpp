@@ -124,8 +124,7 @@ public:
             event e = events_.top();
             events_.pop();
             if (const double at = handled_at(e.rank, e.time); at > e.time) {
-                e.time = at; // at the rank's next test
-                e.seq = seq_++;
+                e.time = at; // at the rank's next test, in the order of arrival
                 events_.push(e);
                 continue;
             }
@@ -176,6 +175,12 @@ private:
                 c.test_end = c.chunk_end; // a test found nothing
             }
             if (c.left <= 0) return t; // in wait()
+            // whole pieces that end before t, each with an empty test: at once
+            const double k = std::min(std::floor((t - c.test_end) / test_every_), std::floor(c.left / test_every_));
+            if (k > 1) {
+                c.test_end += (k - 1) * test_every_;
+                c.left -= (k - 1) * test_every_;
+            }
             const double d = std::min(test_every_, c.left);
             c.left -= d;
             c.chunk_end = c.test_end + d;

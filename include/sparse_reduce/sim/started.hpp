@@ -40,7 +40,9 @@ struct started_simulation {
 /// (a plan of `policy` to `root`), `work.seconds` of computation with
 /// `req.test()` after every `work.test_every` seconds of it, `req.wait()`;
 /// and the same call with no computation. out gets the result.
-/// @throws sparse_reduce::error for an invalid root or computation, or what the reduce would throw at the root
+/// `out` must not be one of the inputs.
+/// @throws sparse_reduce::error for an invalid root or computation, `out` one of the inputs, or what the reduce
+/// would throw at the root
 template <reduce_policy Policy = policy::automatic, representation In, representation Out, class Op>
     requires std::same_as<value_type_of<In>, value_type_of<Out>> && associative_op<Op, value_type_of<In>>
 started_simulation simulate_started_reduce(std::span<const In* const> inputs, Out& out, const Op& op, int root,
@@ -56,6 +58,9 @@ started_simulation simulate_started_reduce(std::span<const In* const> inputs, Ou
         detail::fail("invalid computation: seconds " + std::to_string(work.seconds) + " (>= 0 needed), test_every " +
                      std::to_string(work.test_every) + " (> 0 needed)");
     if (p == 0) return {};
+    if (std::ranges::any_of(inputs, [&](const In* in) { return detail::same_object(*in, out); }))
+        detail::fail("simulate_started_reduce: out is one of the inputs (the call is simulated twice, alone and "
+                     "with the computation)");
     const detail::simulated_call call =
         detail::plan_simulated_call<Policy, T, Out, Op>(inputs, root, policy, identity<T>(op), true);
     const double before = detail::stats_time_before(call, policy, p, net);
