@@ -215,10 +215,11 @@ public:
     /// Collective: every rank starts its plans' calls in the same order.
     /// `in` and `out` belong to the call until it completes (nothing checks
     /// it). A plan runs one call at a time: its next call, started or not,
-    /// completes this one first. Policies reduce_broadcast and
-    /// recursive_doubling run as the blocking call does; automatic chooses
-    /// as the blocking call does (one small agreement, so it first finishes
-    /// the transfers of every started call of the process) among the two.
+    /// completes this one first. Policies reduce_broadcast,
+    /// recursive_doubling and split_allgather run as the blocking call does;
+    /// automatic chooses as the blocking call does (one small agreement, so
+    /// it first finishes the transfers of every started call of the
+    /// process). grouped has no started form.
     /// @throws sparse_reduce::error where the blocking call throws before
     ///         its first message (on every rank); later failures are wait()'s
     template <class In, class Out, class Op>
@@ -264,6 +265,15 @@ public:
                     detail::start_doubling(private_owner_, buffers_, dimension_, in,
                                            std::forward<decltype(target)>(target), op, w, seg, reason, tuned,
                                            is_automatic, request);
+                    return request;
+                }
+            if constexpr (detail::plan_runs<Policy>(A::split_allgather))
+                if (a == A::split_allgather) {
+                    detail::start_split(private_owner_, buffers_, groups_.layout, dimension_, in,
+                                        std::forward<decltype(target)>(target), op, w, policy_.segment_bytes,
+                                        is_automatic ? std::span<const std::uint64_t>(counted_)
+                                                     : std::span<const std::uint64_t>(),
+                                        reason, tuned, is_automatic, request);
                     return request;
                 }
             if constexpr (detail::plan_runs<Policy>(A::reduce_broadcast)) {

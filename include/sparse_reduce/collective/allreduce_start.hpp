@@ -7,6 +7,10 @@
 // (doubling_run), then the agreement on failures by messages over the
 // same steps (doubling_agreement), on the call's own tags.
 //
+// split_allgather (started_split): the blocking call's steps (grouped_call
+// on the one group of all ranks: its counts and raw flags exchanged by
+// point-to-point messages), then the same agreement.
+//
 // reduce_broadcast (started_allreduce), as two chained machines:
 //
 //   start      the reduce to 0 started (reduce_core::start, its own run),
@@ -22,7 +26,7 @@
 // communicator's for iallreduce; made with the plan), so a plan runs one
 // call at a time and no start allocates it. Tags (mpi/tags.hpp): one start
 // number for the broadcast (status, two streams), the next for the reduce;
-// one for recursive doubling (its data, its agreement).
+// one for recursive doubling and for split_allgather (data, agreement).
 
 #include <exception>
 #include <cstddef>
@@ -40,6 +44,7 @@
 #include "../mpi/pending.hpp"
 #include "../mpi/tags.hpp"
 #include "allreduce/doubling_agreement.hpp"
+#include "allreduce/grouped.hpp"
 #include "allreduce/recursive_doubling.hpp"
 #include "allreduce/reduce_broadcast.hpp"
 #include "allreduce/status.hpp"
@@ -187,6 +192,21 @@ void start_reduce_broadcast(reduce_core& reduce, const std::shared_ptr<private_d
     run_started(s, t0, request);
 }
 
+// One step of a started call's machine (step, status), then of the
+// agreement on its failures over recursive doubling's steps (once the
+// machine is done: `agreeing`).
+template <class Call>
+bool step_then_agree(Call& call, doubling_agreement& agreement, bool& agreeing, bool may_wait)
+{
+    if (!agreeing) {
+        if (!call.step(may_wait)) return false;
+        agreeing = true;
+        const call_status& st = call.status();
+        agreement.begin(failure_candidate(st.rank, st.failure, st.heard), st.failure);
+    }
+    return agreement.step(may_wait);
+}
+
 // A started recursive doubling: the run, then the agreement.
 template <class T, class Held, class Op>
 struct started_doubling : started_base<Held, Op> {
@@ -214,16 +234,7 @@ struct started_doubling : started_base<Held, Op> {
         return me;
     }
 
-    bool step(bool may_wait)
-    {
-        if (!agreeing) {
-            if (!call.step(may_wait)) return false;
-            agreeing = true;
-            const call_status& st = call.status();
-            agreement.begin(failure_candidate(st.rank, st.failure, st.heard), st.failure);
-        }
-        return agreement.step(may_wait);
-    }
+    bool step(bool may_wait) { return step_then_agree(call, agreement, agreeing, may_wait); }
 
     report finish()
     {
@@ -236,6 +247,68 @@ struct started_doubling : started_base<Held, Op> {
         return rep;
     }
 };
+
+// A started split_allgather: the call's steps, then the agreement.
+template <class In, class Held, class Op>
+struct started_split : started_base<Held, Op> {
+    using T = value_type_of<In>;
+    started_split(started_base<Held, Op> base, std::shared_ptr<const group_layout> layout, std::size_t dimension,
+                  const In& in, wire::format fmt, std::size_t segment_bytes, std::span<const std::uint64_t> counted,
+                  int tags, report_text tuned, bool chosen)
+        : started_base<Held, Op>(std::move(base)), tuning(std::move(tuned)), automatic(chosen),
+          group(std::move(layout)), wire(fmt), window(window_of<T>(segment_bytes)),
+          call(*group, group->member, dimension, in, this->out.get(), this->op, fmt, window, *this->buffers, counted,
+               tags + 1),
+          agreement(this->duplicate->comm, tags + 2, this->buffers->send, this->buffers->receive,
+                    std::span<std::byte>(this->buffers->drain))
+    {
+    }
+
+    report_text tuning; // the report's
+    bool automatic;     // its algorithm named as automatic's choice
+    std::shared_ptr<const group_layout> group; // kept while the call runs (the plan may go first)
+    wire::format wire;
+    std::size_t window;
+    grouped_call<In, typename Held::type, Op> call;
+    doubling_agreement agreement;
+    bool agreeing = false;
+
+    bool step(bool may_wait) { return step_then_agree(call, agreement, agreeing, may_wait); }
+
+    report finish()
+    {
+        throw_agreed(call.status().failure, agreement.first());
+        report rep = call.finish();
+        rep.tuning = tuning;
+        try { // the call succeeded: a text that cannot be made is left empty
+            rep.algorithm = std::string(automatic ? "automatic: " : "") + "split_allgather(" +
+                            stream_params(wire, window * sizeof(T));
+        } catch (...) {
+        }
+        return rep;
+    }
+};
+
+// Starts split_allgather of `in` into `target` (the caller's output, as
+// writable_output gives it) over the plan's one group of all ranks;
+// `counted`: automatic's counts per range (copied into the plan's scratch).
+template <class In, class Target, class Op>
+void start_split(const std::shared_ptr<private_duplicate>& duplicate, const std::shared_ptr<exchange_buffers>& buffers,
+                 const std::shared_ptr<group_layout>& layout, std::size_t dimension, const In& in, Target&& target,
+                 const Op& op, wire::format fmt, std::size_t segment_bytes, std::span<const std::uint64_t> counted,
+                 const report_text& reason, const report_text& tuning, bool automatic, reduce_request& request)
+{
+    using state_t = started_split<In, held_output<Target>, Op>;
+    if constexpr (!rle_value<value_type_of<In>>)
+        if (fmt == wire::rle) fail("the rle wire format needs float or double values");
+    void* room = started_room_for<state_t>(*buffers);
+    buffers->stream.counted.assign(counted.begin(), counted.end()); // reserved with the plan
+    const double t0 = MPI_Wtime();
+    const int tags = request_tags(duplicate->starts++); // every rank counts every start
+    auto* s = new (room) state_t({buffers, duplicate, hold_output(std::forward<Target>(target)), op, reason, {}}, layout,
+                                 dimension, in, fmt, segment_bytes, buffers->stream.counted, tags, tuning, automatic);
+    run_started(s, t0, request);
+}
 
 // Starts recursive doubling of `in` into `target` (the caller's output, as
 // writable_output gives it) on the plan's private duplicate.

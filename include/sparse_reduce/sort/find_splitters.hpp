@@ -305,7 +305,8 @@ int search_splitters(const boost::mpi::communicator& comm, MPI_Comm pc, search_m
                      const Interp& interp, const Close& close, const splitter_options& options, std::string& failure)
 {
     const int me = comm.rank();
-    auto &br = mem.br, &probes = mem.probes;
+    auto& br = mem.br;
+    auto& probes = mem.probes;
     auto& counts = mem.counts;
     const std::size_t nsplit = probes.size();
     auto plan = make_plan(comm, 0, nsplit + 1, policy::binomial{}); // collective: fails on every rank alike

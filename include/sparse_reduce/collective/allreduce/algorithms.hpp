@@ -35,7 +35,7 @@ inline constexpr allreduce_row allreduce_algorithms[] = {
     //  id                                 reduce  automatic's estimate                    startable
     {allreduce_algorithm::recursive_doubling, false, &allreduce_estimate::recursive_doubling, true},
     {allreduce_algorithm::reduce_broadcast, true, &allreduce_estimate::reduce_broadcast, true},
-    {allreduce_algorithm::split_allgather, false, &allreduce_estimate::split_allgather, false},
+    {allreduce_algorithm::split_allgather, false, &allreduce_estimate::split_allgather, true},
     {allreduce_algorithm::grouped, false, nullptr, false},
 };
 

@@ -29,6 +29,7 @@
 #include "../reduce_scatter.hpp"
 #include "partial_ops.hpp"
 #include "recursive_doubling.hpp"
+#include "range_allgather.hpp"
 #include "split_allgather.hpp"
 #include "status.hpp"
 
@@ -174,58 +175,153 @@ void choose_groups(MPI_Comm pc, std::size_t dimension, const Policy& policy, gro
     gs.layout = std::move(layout);
 }
 
-// Updating and integration: this member's range of the whole reduction (a
-// failed rank, in st, goes on with nothing); a dense one built in `place`
-// (this member's range of the caller's dense output) where it can be, and
-// its entry count in `entries` when the updating counted it.
-template <class In, class Op>
-partial<value_type_of<In>> grouped_range(const group_layout& g, std::size_t dimension, const In& in, const Op& op,
-                                         wire::format fmt, std::size_t window, report& rep, call_status& st,
-                                         exchange_buffers& buffers, value_type_of<In>* place, std::size_t& entries,
-                                         std::span<const std::uint64_t> counted)
-{
+// One grouped (or split_allgather) call on this rank, as steps: updating
+// within the group (range_scatter), integration across the groups in group
+// order (doubling_run), broadcasting within the group (range_allgather),
+// all on `tag`; step(true) runs it to its end, step(false) as far as it
+// goes without waiting. A failed rank (st) goes on with nothing. A dense
+// range is built in `place` (this member's range of the caller's dense
+// output) where it can be. After the agreement on failures (the caller's:
+// blocking or started), finish writes the result. `counted`: this rank's
+// entries per member's range, when counted already (automatic's choice),
+// else empty. Not movable: its steps refer to it.
+template <class In, class Out, class Op>
+class grouped_call {
     using T = value_type_of<In>;
     using RI = repr_traits<std::remove_cvref_t<In>>;
-    const T id = identity<T>(op);
-    const auto m = static_cast<std::size_t>(g.member);
-    const std::size_t len = g.ranges[m + 1] - g.ranges[m];
-    partial<T> mine;
-    const T* dense_in = nullptr; // a dense input is encoded from the caller's array
-    try {
-        check_dimension(in, dimension, st.rank);
-        // groups of one: no updating or broadcasting, the input is the
-        // replica, built in a dense output as recursive_doubling builds it
-        // (read where it is until the first step folds it): no copy of it
-        if (g.shape.size() == 1)
-            mine = partial_of(in, dimension, op, place ? std::span<T>(place, dimension) : std::span<T>(),
-                              g.across.size() > 1);
-        else if constexpr (RI::kind == repr_kind::dense)
-            dense_in = RI::read(in).data();
-        else
-            mine = partial_of(in, dimension, op);
-    } catch (...) {
-        st.fail_here();
+    using RO = repr_traits<std::remove_cvref_t<Out>>;
+
+public:
+    grouped_call(const group_layout& g, int me, std::size_t dimension, const In& in, Out& out, const Op& op,
+                 wire::format fmt, std::size_t window, exchange_buffers& buffers,
+                 std::span<const std::uint64_t> counted, int tag)
+        : st_(me), g_(g), dimension_(dimension), out_(out), op_(op), id_(identity<T>(op)), fmt_(fmt), window_(window),
+          buffers_(buffers), tag_(tag)
+    {
+        if constexpr (RO::kind == repr_kind::dense) try {
+                dense_out_ = RO::output(out, dimension).data(); // none on a rank whose output is of the wrong size
+            } catch (...) {
+                st_.fail_here();
+            }
+        if (dense_out_) place_ = dense_out_ + g.ranges[static_cast<std::size_t>(g.member)];
+        try {
+            check_dimension(in, dimension, st_.rank);
+            // groups of one: no updating or broadcasting, the input is the
+            // replica, built in a dense output as recursive_doubling builds it
+            // (read where it is until the first step folds it): no copy of it
+            if (g.shape.size() == 1)
+                mine_ = partial_of(in, dimension, op, place_ ? std::span<T>(place_, dimension) : std::span<T>(),
+                                   g.across.size() > 1);
+            else if constexpr (RI::kind == repr_kind::dense)
+                dense_in_ = RI::read(in).data(); // encoded from the caller's array
+            else
+                mine_ = partial_of(in, dimension, op);
+        } catch (...) {
+            st_.fail_here();
+        }
+        if (g.shape.size() > 1)
+            scatter_.emplace(g.group_pc, mine_, dense_in_, g.ranges, window, id_, fmt, op, rep_, st_, buffers, tag,
+                             place_, counted);
     }
-    partial<T> acc = g.shape.size() == 1 ? std::move(mine)
-                                         : scatter_ranges(g.group_pc, mine, dense_in, g.ranges, window, id, fmt, op,
-                                                          rep, st, buffers, place, &entries, counted);
-    // integration across the groups, in group order
-    if (g.across.size() > 1) {
-        entries = no_count;
-        acc = recursive_doubling(g.across_pc, std::move(acc), len, op, fmt, window, rep, st, buffers);
+    grouped_call(const grouped_call&) = delete;
+    grouped_call& operator=(const grouped_call&) = delete;
+
+    bool step(bool may_wait)
+    {
+        if (stage_ == stage::updating) {
+            if (scatter_) {
+                if (!scatter_->step(may_wait)) return false;
+                acc_ = std::move(scatter_->result());
+                entries_ = scatter_->entries();
+                scatter_.reset();
+            } else {
+                acc_ = std::move(mine_);
+            }
+            stage_ = stage::integrating;
+            if (g_.across.size() > 1) {
+                entries_ = no_count;
+                const auto m = static_cast<std::size_t>(g_.member);
+                across_.emplace(g_.across_pc, std::move(acc_), g_.ranges[m + 1] - g_.ranges[m], op_, fmt_, window_,
+                                st_, buffers_, tag_);
+            }
+        }
+        if (stage_ == stage::integrating) {
+            if (across_) {
+                if (!across_->step(may_wait)) return false;
+                rep_.bytes_sent += across_->rep().bytes_sent;
+                rep_.bytes_received += across_->rep().bytes_received;
+                rep_.messages_sent += across_->rep().messages_sent;
+                acc_ = std::move(across_->result());
+                across_.reset();
+            }
+            stage_ = stage::broadcasting;
+            if (g_.shape.size() > 1)
+                gather_.emplace(g_.group_pc, acc_, g_.ranges, window_, id_, fmt_, RO::kind == repr_kind::dense,
+                                dense_out_, acc_.is_dense && place_ && acc_.external == place_, entries_, idx_, val_,
+                                rep_, st_, buffers_, tag_);
+        }
+        if (gather_ && !gather_->step(may_wait)) return false;
+        gather_.reset();
+        return true;
     }
-    return acc;
+
+    const call_status& status() const { return st_; }
+
+    // Once every rank agreed that none failed: the result into out, and the
+    // report (its algorithm's text the caller's).
+    report finish()
+    {
+        if (g_.shape.size() == 1) {
+            result_into(out_, acc_, op_);
+        } else if constexpr (RO::kind != repr_kind::dense) {
+            convert_into(out_, index_value_vector<T, std::uint64_t>(dimension_, idx_, val_), op_);
+        }
+        return rep_;
+    }
+
+private:
+    enum class stage { updating, integrating, broadcasting };
+
+    call_status st_; // first: the steps refer to it
+    const group_layout& g_;
+    std::size_t dimension_;
+    Out& out_;
+    const Op& op_;
+    T id_;
+    wire::format fmt_;
+    std::size_t window_;
+    exchange_buffers& buffers_;
+    int tag_;
+    T* dense_out_ = nullptr;
+    T* place_ = nullptr;
+    partial<T> mine_;
+    const T* dense_in_ = nullptr;
+    partial<T> acc_;
+    std::size_t entries_ = no_count;
+    std::vector<std::uint64_t> idx_;
+    value_vector<T> val_;
+    report rep_;
+    stage stage_ = stage::updating;
+    std::optional<range_scatter<T, Op>> scatter_;
+    std::optional<doubling_run<T, Op>> across_;
+    std::optional<range_allgather<T>> gather_;
+};
+
+// The parameters in the report's algorithm text: "wire=..., segment=...)".
+inline std::string stream_params(wire::format fmt, std::size_t segment_bytes)
+{
+    return "wire=" + std::string(wire::to_string(fmt)) + ", segment=" + std::to_string(segment_bytes) + ")";
 }
 
-// One grouped (or split_allgather) call; `counted`: this rank's entries per
-// member's range, when counted already (automatic's choice), else empty.
+// One blocking grouped (or split_allgather) call; `counted`: this rank's
+// entries per member's range, when counted already (automatic's choice),
+// else empty.
 template <class Policy, class In, class Out, class Op>
 report grouped_allreduce(MPI_Comm pc, std::size_t dimension, const Policy& policy, grouped_state& gs, const In& in,
                          Out& out, const Op& op, exchange_buffers& buffers,
                          std::span<const std::uint64_t> counted = {})
 {
     using T = value_type_of<In>;
-    using RO = repr_traits<std::remove_cvref_t<Out>>;
     int me = 0;
     MPI_Comm_rank(pc, &me);
     const T id = identity<T>(op);
@@ -240,34 +336,12 @@ report grouped_allreduce(MPI_Comm pc, std::size_t dimension, const Policy& polic
              " mesh are not runs of consecutive ranks, which a non-commutative operation needs "
              "(use 1 x b groups or whole rows)");
     const std::size_t window = window_of<T>(policy.segment_bytes);
-    report rep;
-    call_status st{me};
-    constexpr bool dense = RO::kind == repr_kind::dense;
-    T* dense_out = nullptr; // none on a rank whose output is of the wrong size: it fails, and goes on
-    if constexpr (dense) try {
-            dense_out = RO::output(out, dimension).data();
-        } catch (...) {
-            st.fail_here();
-        }
-    T* place = dense_out ? dense_out + g.ranges[static_cast<std::size_t>(g.member)] : nullptr;
-    std::size_t entries = no_count;
-    partial<T> acc =
-        grouped_range(g, dimension, in, op, policy.wire, window, rep, st, buffers, place, entries, counted);
-    // broadcasting
-    std::vector<std::uint64_t> idx;
-    value_vector<T> val;
-    if (g.shape.size() > 1)
-        allgather_ranges(g.group_pc, acc, g.ranges, window, id, policy.wire, dense, dense_out,
-                         acc.is_dense && place && acc.external == place, entries, idx, val, rep, st, buffers);
-    agree_and_throw(pc, me, st.failure, st.heard);
-    if (g.shape.size() == 1) {
-        result_into(out, acc, op);
-    } else if constexpr (RO::kind != repr_kind::dense) {
-        convert_into(out, index_value_vector<T, std::uint64_t>(dimension, idx, val), op);
-    }
+    grouped_call<In, Out, Op> call(g, me, dimension, in, out, op, policy.wire, window, buffers, counted, doubling_tag);
+    call.step(true);
+    agree_and_throw(pc, me, call.status().failure, call.status().heard);
+    report rep = call.finish();
     try { // a text that cannot be made is left empty: the call succeeded on every rank
-        const std::string params = "wire=" + std::string(wire::to_string(policy.wire)) +
-                                   ", segment=" + std::to_string(window * sizeof(T)) + ")";
+        const std::string params = stream_params(policy.wire, window * sizeof(T));
         rep.algorithm = std::same_as<Policy, policy::split_allgather>
                             ? "split_allgather(" + params
                             : "grouped(mesh " + to_string(gs.mesh) + ", groups " + to_string(g.shape) + ", " + params;

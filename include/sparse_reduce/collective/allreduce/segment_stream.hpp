@@ -114,22 +114,6 @@ std::size_t segment_message(const Encode& encode, std::size_t d, std::size_t j, 
     return at + 8;
 }
 
-// Member `from`'s next message into b, or into the plan's drain where b
-// cannot grow (this member then fails, st); its bytes, and from its
-// trailer the segments it stands for (k) and its sender's status.
-inline std::size_t receive_segment(int from, MPI_Comm pc, wire_buffer& b, exchange_buffers& buffers, call_status& st,
-                                   std::size_t& k, std::uint64_t& trailer)
-{
-    bool dropped = false;
-    const std::size_t bytes = recv_message(from, doubling_tag, pc, b, 0, buffers.drain, &dropped);
-    if (dropped) st.fail_no_room(bytes, from);
-    if (bytes >= 8 && bytes % 8 == 0) {
-        std::memcpy(&trailer, (dropped ? buffers.drain.data() : bytes_of(b, bytes).data()) + bytes - 8, 8);
-        k = 1 + static_cast<std::size_t>(trailer >> 32);
-    }
-    return bytes;
-}
-
 // Segments of seg elements in each of the ranges (one per member).
 inline void segments_per_range(std::vector<std::size_t>& v, std::span<const std::size_t> ranges, std::size_t seg)
 {
@@ -137,103 +121,221 @@ inline void segments_per_range(std::vector<std::size_t>& v, std::span<const std:
     for (std::size_t r = 0; r + 1 < ranges.size(); ++r) v.push_back(segments_of(ranges[r + 1] - ranges[r], seg));
 }
 
-// One streamed exchange within group pc: sends[d] segments to member d,
-// encode(d, j, buf, k) writing segment j for d as wire blocks (returns their
-// bytes; k, 1 unless it sets it, the segments from j they stand for);
-// recvs[r] segments from member r (this member's own encoded likewise),
-// each message given to take(r, j, k, its blocks). Step j sends before it
-// receives, and a send slot to a member is reused only once the message
-// before the last to it has arrived: a member visits the steps at which it
-// sends or takes something, in order, and every member visits every step
-// at which another sends to it. A failed member (st) sends its status
-// alone, once for all its segments left; what the others take stops at
-// the first failure they hear of.
-//
-// A pair of members may exchange raw segments instead: the range's values
-// as they are, with no block headers and no status word. raw_out(d, j) is
-// segment j for d as such bytes (empty: encode it); MPI sends them from
-// where they lie, the caller's array, with no copy into a message.
-// raw_in(r, j) is where r's raw segment j goes (empty: not raw), the
-// receiver knowing its size; take then gets those bytes. Both sides of a
-// pair decide alike from counts they exchanged before (a raw pair's sender
-// sends its values even once it failed: the failure is settled at the end).
-// This member's own segment is taken from raw_out(me, j) when it gives one.
-template <class Encode, class Take, class RawOut, class RawIn>
-void stream_segments(MPI_Comm pc, std::span<const std::size_t> sends, std::span<const std::size_t> recvs,
-                     const Encode& encode, const Take& take, const RawOut& raw_out, const RawIn& raw_in, report& rep,
-                     call_status& st, exchange_buffers& buffers)
+// Whether the requests are complete (may_wait: waits until they are);
+// cleared once they are.
+inline bool requests_done(std::vector<MPI_Request>& reqs, bool may_wait)
 {
-    int member = 0, G = 1;
-    MPI_Comm_rank(pc, &member);
-    MPI_Comm_size(pc, &G);
-    const auto me = static_cast<std::size_t>(member), n = static_cast<std::size_t>(G);
-    auto& slots = buffers.pieces;           // two send buffers per member
-    auto& reqs = buffers.stream.requests;   // and their requests (make_stream_room)
-    segment_steps s(sends, recvs, me, buffers.stream);
-    auto &to_send = s.to_send, &to_take = s.to_take;
-    const auto message = [&](std::size_t d, std::size_t j, wire_buffer& b, std::size_t& k) {
-        return segment_message(encode, d, j, (d == me ? recvs[d] : sends[d]) - j, b, k, st);
-    };
-    const auto taken = [&](std::size_t r, std::size_t j, std::span<const std::byte> bytes) {
-        if (!st.failed()) try {
-                take(r, j, 1, bytes);
-            } catch (...) {
-                st.fail_here();
+    if (may_wait || reqs.empty()) {
+        wait_all(reqs);
+        return true;
+    }
+    int done = 0;
+    MPI_Testall(static_cast<int>(reqs.size()), reqs.data(), &done, MPI_STATUSES_IGNORE);
+    if (done) reqs.clear();
+    return done != 0;
+}
+
+// One streamed exchange within group pc, as steps: step(true) runs it to
+// its end, step(false) as far as it goes without waiting (MPI_Test,
+// MPI_Improbe, MPI_Imrecv), true once it is done. sends[d] segments go to
+// member d, recvs[r] come from member r (this member's own encoded
+// likewise), on `tag`. The host H says what they hold:
+//
+//   encode(d, j, buf, k)  segment j for d as wire blocks (returns their
+//                         bytes; k, 1 unless it sets it, the segments from
+//                         j they stand for)
+//   take(r, j, k, bytes)  a message's blocks, from r
+//   raw_out(d, j)         segment j for d as raw bytes (empty: encode it);
+//                         MPI sends them from where they lie, the caller's
+//                         array, with no copy into a message
+//   raw_in(r, j)          where r's raw segment j goes (empty: not raw),
+//                         the receiver knowing its size; take then gets
+//                         those bytes
+//
+// Step j sends before it receives, and a send slot to a member is reused
+// only once the message before the last to it has arrived: a member visits
+// the steps at which it sends or takes something, in order, and every
+// member visits every step at which another sends to it. A failed member
+// (st) sends its status alone, once for all its segments left; what the
+// others take stops at the first failure they hear of. Both sides of a raw
+// pair decide alike from counts they exchanged before (a raw pair's sender
+// sends its values even once it failed: the failure is settled at the
+// end). This member's own segment is taken from raw_out(me, j) when it
+// gives one. Not movable: the host refers to it no more than it to the host.
+template <class H>
+class segment_stream {
+public:
+    segment_stream(MPI_Comm pc, std::span<const std::size_t> sends, std::span<const std::size_t> recvs, H& host,
+                   report& rep, call_status& st, exchange_buffers& buffers, int tag)
+        : pc_(pc), me_(rank_of(pc)), n_(sends.size()), host_(host), rep_(rep), st_(st), buffers_(buffers), tag_(tag),
+          steps_(sends, recvs, me_, buffers.stream)
+    {
+    }
+    segment_stream(const segment_stream&) = delete;
+    segment_stream& operator=(const segment_stream&) = delete;
+
+    bool step(bool may_wait)
+    {
+        auto& reqs = buffers_.stream.requests; // and their requests (make_stream_room)
+        for (;;) {
+            if (stage_ == stage::next) {
+                j_ = steps_.next();
+                stage_ = j_ == steps_.none ? stage::last : stage::send;
+                at_ = 1;
             }
-    };
-    for (std::size_t j = s.next(); j != s.none; j = s.next()) {
-        for (std::size_t i = 1; i < n; ++i) {
-            const std::size_t d = (me + i) % n, slot = 2 * d + s.sent[d] % 2;
-            if (to_send[d] != j || j >= sends[d]) continue;
-            ++s.sent[d];
-            wait_all(reqs[slot]); // a kept buffer is not shrunk: growing it again would zero it
-            const std::span<const std::byte> raw = raw_out(d, j);
-            std::size_t k = 1;
-            const std::size_t bytes = raw.empty() ? message(d, j, slots[slot], k) : raw.size();
-            isend_bytes(raw.empty() ? static_cast<const void*>(slots[slot].data()) : raw.data(), bytes,
-                        static_cast<int>(d), doubling_tag, pc, reqs[slot]);
-            to_send[d] = j + k;
-            rep.bytes_sent += bytes;
-            ++rep.messages_sent;
-        }
-        for (std::size_t r = 0; r < n; ++r) {
-            if (to_take[r] != j || j >= recvs[r]) continue;
-            to_take[r] = j + 1;
-            if (r == me) {
-                if (const std::span<const std::byte> raw = raw_out(me, j); !raw.empty()) {
-                    taken(me, j, raw);
-                    continue;
-                }
-            } else if (const std::span<std::byte> into = raw_in(r, j); !into.empty()) {
-                recv_bytes(into.data(), into.size(), static_cast<int>(r), doubling_tag, pc);
-                rep.bytes_received += into.size();
-                taken(r, j, into);
+            if (stage_ == stage::send) {
+                for (; at_ < n_; ++at_)
+                    if (!send_to((me_ + at_) % n_, may_wait)) return false;
+                stage_ = stage::take;
+                at_ = 0;
+            }
+            if (stage_ == stage::take) {
+                for (; at_ < n_; ++at_)
+                    if (!take_from(at_, may_wait)) return false;
+                stage_ = stage::next;
                 continue;
             }
-            wire_buffer& b = r == me ? slots[2 * me] : buffers.receive;
-            std::size_t bytes = 0, k = 1;
-            std::uint64_t trailer = 0;
-            if (r == me) {
-                bytes = message(me, j, b, k);
-                trailer = b[bytes / 8 - 1];
-            } else {
-                bytes = receive_segment(static_cast<int>(r), pc, b, buffers, st, k, trailer);
-                rep.bytes_received += bytes;
-                // past the segments owed: cannot come from a rank of this plan, stop taking from it
-                if (k > recvs[r] - j) bytes = 0, k = recvs[r] - j;
-            }
-            to_take[r] = j + k;
-            if (st.failed()) continue;
-            try {
-                if (bytes < 8 || bytes % 8) fail("malformed segment of " + std::to_string(bytes) + " bytes");
-                if (const auto status = static_cast<std::int64_t>(trailer & 0xffffffffu)) st.hear(status);
-                else take(r, j, k, bytes_of(b, bytes - 8));
-            } catch (...) {
-                st.fail_here();
+            if (stage_ == stage::last) {
+                for (auto& r : reqs)
+                    if (!requests_done(r, may_wait)) return false;
+                return true;
             }
         }
     }
-    for (auto& r : reqs) wait_all(r);
-}
+
+private:
+    enum class stage { next, send, take, last };
+    enum class receiving { none, raw, message };
+
+    static std::size_t rank_of(MPI_Comm pc)
+    {
+        int me = 0;
+        MPI_Comm_rank(pc, &me);
+        return static_cast<std::size_t>(me);
+    }
+
+    // Segment j for a member as a message in b (segment_message).
+    std::size_t message(std::size_t d, std::size_t j, wire_buffer& b, std::size_t& k)
+    {
+        const auto encode = [&](std::size_t d2, std::size_t j2, wire_buffer& b2, std::size_t& k2) {
+            return host_.encode(d2, j2, b2, k2);
+        };
+        return segment_message(encode, d, j, (d == me_ ? steps_.recvs[d] : steps_.sends[d]) - j, b, k, st_);
+    }
+
+    void taken(std::size_t r, std::size_t j, std::size_t k, std::span<const std::byte> bytes)
+    {
+        if (!st_.failed()) try {
+                host_.take(r, j, k, bytes);
+            } catch (...) {
+                st_.fail_here();
+            }
+    }
+
+    // Step j's message to d, if it owes one; false: its slot is still busy.
+    bool send_to(std::size_t d, bool may_wait)
+    {
+        if (steps_.to_send[d] != j_ || j_ >= steps_.sends[d]) return true;
+        const std::size_t slot = 2 * d + steps_.sent[d] % 2;
+        auto& reqs = buffers_.stream.requests[slot];
+        if (!requests_done(reqs, may_wait)) return false; // a kept buffer is not shrunk: growing it again would zero it
+        ++steps_.sent[d];
+        const std::span<const std::byte> raw = host_.raw_out(d, j_);
+        std::size_t k = 1;
+        wire_buffer& b = buffers_.pieces[slot];
+        const std::size_t bytes = raw.empty() ? message(d, j_, b, k) : raw.size();
+        isend_bytes(raw.empty() ? static_cast<const void*>(b.data()) : raw.data(), bytes, static_cast<int>(d), tag_,
+                    pc_, reqs);
+        steps_.to_send[d] = j_ + k;
+        rep_.bytes_sent += bytes;
+        ++rep_.messages_sent;
+        return true;
+    }
+
+    // Step j's message from r, if it sends one; false: not in yet.
+    bool take_from(std::size_t r, bool may_wait)
+    {
+        if (receiving_ == receiving::none) {
+            if (steps_.to_take[r] != j_ || j_ >= steps_.recvs[r]) return true;
+            steps_.to_take[r] = j_ + 1;
+            if (r == me_) {
+                if (const std::span<const std::byte> raw = host_.raw_out(me_, j_); !raw.empty()) {
+                    taken(me_, j_, 1, raw);
+                    return true;
+                }
+                wire_buffer& b = buffers_.pieces[2 * me_];
+                std::size_t k = 1;
+                const std::size_t bytes = message(me_, j_, b, k);
+                settle(r, b, bytes, k, b[bytes / 8 - 1]);
+                return true;
+            }
+            if (const std::span<std::byte> into = host_.raw_in(r, j_); !into.empty()) {
+                raw_into_ = into;
+                irecv_bytes(into.data(), into.size(), static_cast<int>(r), tag_, pc_, buffers_.stream.raw_requests);
+                receiving_ = receiving::raw;
+            } else {
+                receiver_ = {};
+                dropped_ = false;
+                receiving_ = receiving::message;
+            }
+        }
+        if (receiving_ == receiving::raw) {
+            if (!requests_done(buffers_.stream.raw_requests, may_wait)) return false;
+            receiving_ = receiving::none;
+            rep_.bytes_received += raw_into_.size();
+            taken(r, j_, 1, raw_into_);
+            return true;
+        }
+        wire_buffer& b = buffers_.receive;
+        if (!receiver_.receive(static_cast<int>(r), tag_, pc_, b, 0, buffers_.drain, &dropped_, may_wait)) return false;
+        receiving_ = receiving::none;
+        const std::size_t bytes = receiver_.got;
+        if (dropped_) st_.fail_no_room(bytes, static_cast<int>(r));
+        rep_.bytes_received += bytes;
+        std::size_t k = 1;
+        std::uint64_t trailer = 0;
+        if (bytes >= 8 && bytes % 8 == 0) {
+            std::memcpy(&trailer, (dropped_ ? buffers_.drain.data() : bytes_of(b, bytes).data()) + bytes - 8, 8);
+            k = 1 + static_cast<std::size_t>(trailer >> 32);
+        }
+        // past the segments owed: cannot come from a rank of this plan, stop taking from it
+        if (k > steps_.recvs[r] - j_) {
+            settle(r, b, 0, steps_.recvs[r] - j_, trailer);
+            return true;
+        }
+        settle(r, b, bytes, k, trailer);
+        return true;
+    }
+
+    // A message of `bytes` in b, standing for k segments from step j: its
+    // blocks taken, or its sender's failure heard.
+    void settle(std::size_t r, const wire_buffer& b, std::size_t bytes, std::size_t k, std::uint64_t trailer)
+    {
+        steps_.to_take[r] = j_ + k;
+        if (st_.failed()) return;
+        try {
+            if (bytes < 8 || bytes % 8) fail("malformed segment of " + std::to_string(bytes) + " bytes");
+            if (const auto status = static_cast<std::int64_t>(trailer & 0xffffffffu)) st_.hear(status);
+            else host_.take(r, j_, k, bytes_of(b, bytes - 8));
+        } catch (...) {
+            st_.fail_here();
+        }
+    }
+
+    MPI_Comm pc_;
+    std::size_t me_, n_;
+    H& host_;
+    report& rep_;
+    call_status& st_;
+    exchange_buffers& buffers_;
+    int tag_;
+    segment_steps steps_;
+    stage stage_ = stage::next;
+    std::size_t j_ = 0, at_ = 0;
+    receiving receiving_ = receiving::none;
+    std::span<std::byte> raw_into_;
+    message_receiver receiver_;
+    bool dropped_ = false;
+};
 
 } // namespace sparse_reduce::detail

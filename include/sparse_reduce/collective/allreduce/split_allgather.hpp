@@ -1,6 +1,7 @@
 #pragma once
-// split-allgather's two halves (detail; collective/allreduce.hpp): a
-// reduce_scatter by block ranges, then an allgather of the reduced ranges.
+// split-allgather's first half (detail; collective/allreduce.hpp): a
+// reduce_scatter by block ranges (range_scatter), then an allgather of the
+// reduced ranges (range_allgather.hpp).
 // policy::split_allgather is one group of all ranks of grouped.hpp, which
 // runs them within each group.
 //
@@ -15,13 +16,14 @@
 // holds its input, its range's accumulator, the output and a few messages
 // per peer, not every piece whole (peak memory: doc/benchmarks.md), and a
 // dense accumulator gets the pieces in rank order, the serial fold's order, bit for bit. Full ranges go raw
-// (stream_segments), and with dense blocks on the wire so does any range
+// (segment_stream), and with dense blocks on the wire so does any range
 // with an entry (goes_raw): then the call copies nothing into a message and
 // sends MPI_Allreduce's bytes.
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -131,28 +133,45 @@ inline bool goes_raw(std::size_t count, std::size_t len, wire::format fmt)
 // Whether a count exchanged says its range goes raw.
 inline bool sent_raw(std::uint64_t count) { return (count & raw_flag) != 0; }
 
-// The counts of an updating (scatter_ranges): the entries this member sends
-// each member (send[d]; none counted for itself; raw_flag set where it goes
-// raw) and gets from each (recv[r]), both in the plan's scratch, and
-// whether its range's accumulator is dense. One MPI_Alltoall. This member's own count matters only for that decision: it
-// is taken after the others' are known, and only as far as that needs (at
-// full density, not at all). `counted`: this member's entries per range,
-// when counted already (automatic's choice counts them; its own range
-// not_counted), else empty.
-struct scatter_counts {
-    std::span<const std::uint64_t> send, recv;
-    bool dense = false;
-};
-
-template <class T>
-scatter_counts exchange_counts(MPI_Comm pc, const partial<T>& mine, const T* dense_in,
-                                  std::span<const std::size_t> ranges, const T& id, const call_status& st,
-                                  std::span<const std::uint64_t> counted, wire::format fmt, stream_scratch& scratch)
+// Posts this member's words to the other members (send[d] to d) and
+// theirs to it (recv[r] from r; recv[me] = send[me]) on `tag`, the requests
+// in reqs: a small exchange of point-to-point messages, posted before
+// anything else of the call on that tag, so a started call enters no
+// collective.
+inline void post_words(MPI_Comm pc, std::span<const std::uint64_t> send, std::span<std::uint64_t> recv, int tag,
+                       std::vector<MPI_Request>& reqs)
 {
-    int member = 0, G = 1;
+    int member = 0;
     MPI_Comm_rank(pc, &member);
-    MPI_Comm_size(pc, &G);
-    const auto me = static_cast<std::size_t>(member), n = static_cast<std::size_t>(G);
+    const auto me = static_cast<std::size_t>(member);
+    recv[me] = send[me];
+    room_for_requests(reqs, 2 * recv.size());
+    for (std::size_t r = 0; r < recv.size(); ++r)
+        if (r != me) {
+            reqs.emplace_back();
+            MPI_Irecv(&recv[r], 1, MPI_UINT64_T, static_cast<int>(r), tag, pc, &reqs.back());
+        }
+    for (std::size_t d = 0; d < send.size(); ++d)
+        if (d != me) {
+            reqs.emplace_back();
+            MPI_Isend(&send[d], 1, MPI_UINT64_T, static_cast<int>(d), tag, pc, &reqs.back());
+        }
+}
+
+// The counts of an updating (range_scatter): the entries this member sends
+// each member (send[d]; none counted for itself; raw_flag set where it goes
+// raw) and gets from each (recv[r]), both in the plan's scratch, posted
+// (post_words). `counted`: this member's entries per range, when counted
+// already (automatic's choice counts them; its own range not_counted), else
+// empty.
+template <class T>
+void post_counts(MPI_Comm pc, const partial<T>& mine, const T* dense_in, std::span<const std::size_t> ranges,
+                 const T& id, const call_status& st, std::span<const std::uint64_t> counted, wire::format fmt,
+                 stream_scratch& scratch, int tag)
+{
+    int member = 0;
+    MPI_Comm_rank(pc, &member);
+    const auto me = static_cast<std::size_t>(member), n = ranges.size() - 1;
     auto &send = scratch.count_send, &recv = scratch.count_recv;
     send.assign(n, 0);
     recv.assign(n, 0);
@@ -164,23 +183,31 @@ scatter_counts exchange_counts(MPI_Comm pc, const partial<T>& mine, const T* den
         const std::size_t len = ranges[d + 1] - ranges[d];
         if (goes_raw(send[d], len, fmt) && values_in_a_row(mine, dense_in, ranges[d], len)) send[d] |= raw_flag;
     }
-    MPI_Alltoall(send.data(), 1, MPI_UINT64_T, recv.data(), 1, MPI_UINT64_T, pc);
-    scatter_counts c{send, recv};
+    post_words(pc, send, recv, tag, scratch.count_requests);
+}
+
+// Once the counts are in: whether this member's range accumulates densely.
+// Its own count matters only for that decision: it is taken after the
+// others' are known, and only as far as that needs (at full density, not
+// at all).
+template <class T>
+bool accumulates_densely(std::size_t me, const partial<T>& mine, const T* dense_in,
+                         std::span<const std::size_t> ranges, const T& id, const call_status& st,
+                         std::span<const std::uint64_t> counted, std::span<const std::uint64_t> recv)
+{
     std::uint64_t entries = 0;
     bool raw = false; // a raw piece is folded into a dense accumulator
-    for (const auto e : c.recv) {
+    for (const auto e : recv) {
         entries += e & ~raw_flag;
         raw = raw || (e & raw_flag);
     }
     const std::size_t len = ranges[me + 1] - ranges[me], dense_from = dense_is_smaller_entries<T>(len);
-    c.dense = raw || entries >= dense_from;
-    if (!c.dense && !st.failed()) {
-        const std::size_t need = dense_from - static_cast<std::size_t>(entries);
-        c.dense = known && counted[me] != not_counted ? counted[me] >= need
-                  : dense_in ? holds_entries(std::span<const T>(dense_in + ranges[me], len), need, id)
-                             : entries_in(mine, dense_in, ranges[me], ranges[me + 1], id) >= need;
-    }
-    return c;
+    if (raw || entries >= dense_from) return true;
+    if (st.failed()) return false;
+    const std::size_t need = dense_from - static_cast<std::size_t>(entries);
+    return counted.size() == ranges.size() - 1 && counted[me] != not_counted ? counted[me] >= need
+           : dense_in ? holds_entries(std::span<const T>(dense_in + ranges[me], len), need, id)
+                      : entries_in(mine, dense_in, ranges[me], ranges[me + 1], id) >= need;
 }
 
 // A dense accumulator of len elements: in `place` (this member's range of
@@ -227,28 +254,6 @@ partial<T> fold_sparse_pieces(std::span<wire_buffer> whole, std::span<const std:
     return acc;
 }
 
-// scatter_ranges into a sparse accumulator: the pieces gathered whole (in
-// the plan's scratch), then folded in member order. This member still sends raw where its counts
-// said so (raw_out); nothing comes in raw (a raw piece makes the
-// accumulator dense).
-template <class T, class Encode, class RawOut, class Op>
-partial<T> scatter_sparse(MPI_Comm pc, std::span<const std::size_t> sends, std::span<const std::size_t> recvs,
-                          const Encode& encode, const RawOut& raw_out, std::size_t len, std::size_t window,
-                          const T& id, const Op& op, report& rep, call_status& st, exchange_buffers& buffers)
-{
-    const std::span<wire_buffer> whole(buffers.stream.whole.data(), recvs.size());
-    auto& filled = buffers.stream.filled;
-    filled.assign(recvs.size(), 0);
-    const auto take = [&](std::size_t r, std::size_t, std::size_t, std::span<const std::byte> bytes) {
-        whole[r].resize((filled[r] + bytes.size()) / 8);
-        std::copy(bytes.begin(), bytes.end(), reinterpret_cast<std::byte*>(whole[r].data()) + filled[r]);
-        filled[r] += bytes.size();
-    };
-    stream_segments(pc, sends, recvs, encode, take, raw_out, [](std::size_t, std::size_t) { return std::span<std::byte>{}; },
-                    rep, st, buffers);
-    return fold_sparse_pieces(whole, filled, len, window, id, op, st);
-}
-
 // This member's own piece, first of its segment (scatter_ranges): folded
 // with the next piece, or written as it is (flush) if none comes (empty
 // runs stood for the others').
@@ -275,168 +280,195 @@ struct pending_piece {
 
 // Updating within a group: member k gets every member's entries in its
 // range [ranges[k], ranges[k + 1]) (windows of `window` from the range's
-// start), streamed. One MPI_Alltoall of entry counts first: when they fill
-// the range, each segment is folded on arrival into a dense accumulator,
-// in member order; else the pieces are kept whole and folded in member
-// order as partials ((p0 p1) p2) ... `mine` is this member's input as a
-// partial, or `dense_in` its dense array. A dense accumulator is built in
-// `place` (this member's range of the caller's dense output, when given
-// and apart from the input) and allocates nothing.
+// start), streamed (segment_stream, on `tag`), as steps: step(true) runs it
+// to its end, step(false) as far as it goes without waiting; result() is
+// then this member's range of the reduction. An exchange of entry counts
+// first (post_counts): when they fill the range, each segment is folded on
+// arrival into a dense accumulator, in member order; else the pieces are
+// kept whole (in the plan's scratch) and folded in member order as
+// partials ((p0 p1) p2) ... `mine` is this member's input as a partial, or
+// `dense_in` its dense array. A dense accumulator is built in `place` (this
+// member's range of the caller's dense output, when given and apart from
+// the input) and allocates nothing.
 //
 // A sender whose range for k is full (count = the range's length) sends
-// it raw (stream_segments): the dense array, or a full index/value one's
-// values, go out as they lie. A full piece means a dense accumulator:
+// it raw: the dense array, or a full index/value one's values, go out as
+// they lie. A full piece means a dense accumulator:
 // dense_is_smaller_entries(len) <= len for any value size. Segment j of the
 // accumulator is the first piece (member 0's) written there, raw ones
 // received straight into it, this member's own not copied but folded with
 // the next; then each piece folded on. When every segment's last piece is
-// raw, that fold counts the accumulator's entries (*entries_out).
+// raw, that fold counts the accumulator's entries (entries()). Not movable:
+// its stream refers to it.
 template <class T, class Op>
-partial<T> scatter_ranges(MPI_Comm pc, const partial<T>& mine, const T* dense_in, std::span<const std::size_t> ranges,
-                          std::size_t window, const T& id, wire::format fmt, const Op& op, report& rep,
-                          call_status& st, exchange_buffers& buffers, T* place = nullptr,
-                          std::size_t* entries_out = nullptr, std::span<const std::uint64_t> counted = {})
-{
-    int member = 0, G = 1;
-    MPI_Comm_rank(pc, &member);
-    MPI_Comm_size(pc, &G);
-    const auto me = static_cast<std::size_t>(member), n = static_cast<std::size_t>(G);
-    const std::size_t seg = segment_elements<T>(window), len = ranges[me + 1] - ranges[me];
-    auto &sends = buffers.stream.sends, &recvs = buffers.stream.recvs; // the plan's: no allocation
-    segments_per_range(sends, ranges, seg);
-    recvs.assign(n, segments_of(len, seg));
-    const auto counts = exchange_counts(pc, mine, dense_in, ranges, id, st, counted, fmt, buffers.stream);
-    const auto &send = counts.send, &recv = counts.recv;
-    const auto piece = [&](std::size_t d, std::size_t j) { // segment j of range d: first element, length
-        return std::pair{ranges[d] + j * seg, std::min(seg, ranges[d + 1] - ranges[d] - j * seg)};
-    };
-    const auto encode = [&](std::size_t d, std::size_t j, wire_buffer& b, std::size_t& k) {
-        return append_segments<T>(mine, dense_in, ranges[d] + j * seg, ranges[d + 1], seg, window, id, fmt, b,
-                                  buffers.bitmap, k);
-    };
-    // what this member sends raw (its counts said so), whatever its own accumulator
-    const auto raw_to = [&](std::size_t d, std::size_t j) {
-        const auto [first, length] = piece(d, j);
-        return sent_raw(send[d]) ? raw_bytes(values_in_a_row(mine, dense_in, first, length), length)
-                            : std::span<const std::byte>{};
-    };
-    if (counts.dense) {
-        const T* own = st.failed() ? nullptr : values_in_a_row(mine, dense_in, ranges[me], len);
-        partial<T> acc = dense_accumulator(place, own, len, st);
-        const auto raw_out = [&](std::size_t d, std::size_t j) {
-            const auto [first, length] = piece(d, j);
-            if (d == me) return raw_bytes(own ? own + (first - ranges[me]) : nullptr, length);
-            return raw_to(d, j);
-        };
-        const auto raw_in = [&](std::size_t r, std::size_t j) {
-            if (!sent_raw(recv[r])) return std::span<std::byte>{};
-            const auto [first, length] = piece(me, j);
-            if (r == 0 && acc.dense_data()) return raw_bytes(acc.dense_data() + (first - ranges[me]), length);
-            return receive_room<T>(buffers, length, st);
-        };
-        pending_piece<T> pending;
-        std::size_t counted = 0, counted_segments = 0; // the accumulator's entries, from raw last folds
-        const auto take = [&](std::size_t r, std::size_t j, std::size_t k, std::span<const std::byte> bytes) {
-            const std::size_t length = piece(me, j).second;
-            T* a = acc.dense_data() + j * seg;
-            if (r == me ? own != nullptr : sent_raw(recv[r])) {
-                const T* v = reinterpret_cast<const T*>(bytes.data());
-                const auto fold = [&]<bool counting>(std::bool_constant<counting>) {
-                    return pending.values ? fold_dense_to<counting>(a, pending.take(), v, length, op, id)
-                                   : fold_dense<counting>(a, v, length, false, op, id);
-                };
-                if (r == 0) { // another's is received in place (raw_in)
-                    if (r == me) pending.hold(v, a, length);
-                } else if (r + 1 < n) {
-                    fold(std::false_type{});
-                } else { // the last piece: its fold counts the result
-                    counted += fold(std::true_type{});
-                    ++counted_segments;
-                }
-                return;
-            }
-            for_blocks<T>(bytes, j, k, seg, len, window, [&](const wire::block_view<T>& v, std::size_t lo2) {
-                if (r == 0) wire::decode_block_into(v, id, std::span<T>(acc.dense_data() + lo2, v.length));
-                else fold_block_into_dense(v, acc.dense_data() + lo2, id, op, false, pending.at(lo2 - j * seg));
-            });
-            pending.values = nullptr;
-        };
-        stream_segments(pc, sends, recvs, encode, take, raw_out, raw_in, rep, st, buffers);
-        if (!st.failed()) pending.flush();
-        if (entries_out && counted_segments == segments_of(len, seg)) *entries_out = counted;
-        return acc;
+class range_scatter {
+public:
+    range_scatter(MPI_Comm pc, const partial<T>& mine, const T* dense_in, std::span<const std::size_t> ranges,
+                  std::size_t window, const T& id, wire::format fmt, const Op& op, report& rep, call_status& st,
+                  exchange_buffers& buffers, int tag, T* place = nullptr, std::span<const std::uint64_t> counted = {})
+        : pc_(pc), mine_(mine), dense_in_(dense_in), ranges_(ranges), window_(window), id_(id), fmt_(fmt), op_(op),
+          rep_(rep), st_(st), buffers_(buffers), tag_(tag), place_(place), counted_(counted),
+          me_(member_of(pc)), n_(ranges.size() - 1), seg_(segment_elements<T>(window)),
+          len_(ranges[me_ + 1] - ranges[me_])
+    {
+        auto &sends = buffers.stream.sends, &recvs = buffers.stream.recvs; // the plan's: no allocation
+        segments_per_range(sends, ranges, seg_);
+        recvs.assign(n_, segments_of(len_, seg_));
+        post_counts(pc, mine, dense_in, ranges, id, st, counted, fmt, buffers.stream, tag);
     }
-    const auto raw_out = [&](std::size_t d, std::size_t j) {
-        return d == me ? std::span<const std::byte>{} : raw_to(d, j);
-    };
-    return scatter_sparse<T>(pc, sends, recvs, encode, raw_out, len, window, id, op, rep, st, buffers);
-}
+    range_scatter(const range_scatter&) = delete;
+    range_scatter& operator=(const range_scatter&) = delete;
 
-// Broadcasting within a group: every member's integrated range `mine` (local
-// indices) to every member, streamed into dense_out when the output is
-// `dense` (the ranks' outputs are of one kind; a failed rank may have none);
-// else each range in one message, appended to idx / val in member order,
-// which is index order. Into a dense output, one MPI_Allgather first says
-// whose range goes raw (goes_raw, and its values in a row): those are
-// received where they belong (stream_segments); `in_place`: this member's
-// range is there already (scatter_ranges built it in place); `entries`:
-// mine's, if known.
-template <class T>
-void allgather_ranges(MPI_Comm pc, const partial<T>& mine, std::span<const std::size_t> ranges, std::size_t window,
-                      const T& id, wire::format fmt, bool dense, T* dense_out, bool in_place, std::size_t entries,
-                      std::vector<std::uint64_t>& idx, value_vector<T>& val, report& rep, call_status& st,
-                      exchange_buffers& buffers)
-{
-    int member = 0, G = 1;
-    MPI_Comm_rank(pc, &member);
-    MPI_Comm_size(pc, &G);
-    const auto me = static_cast<std::size_t>(member), n = static_cast<std::size_t>(G);
-    std::size_t seg = 1;
-    if (dense) seg = segment_elements<T>(window);
-    else
-        for (std::size_t r = 0; r < n; ++r) seg = std::max(seg, ranges[r + 1] - ranges[r]);
-    const std::size_t len = ranges[me + 1] - ranges[me];
-    auto &sends = buffers.stream.sends, &recvs = buffers.stream.recvs; // the plan's: no allocation
-    sends.assign(n, segments_of(len, seg));
-    segments_per_range(recvs, ranges, seg);
-    auto& raw = buffers.stream.raw;
-    raw.assign(n, 0);
-    if (dense) {
-        if (entries == no_count) entries = mine.is_dense ? count_dense_entries<T>(mine.dense_view(), id) : mine.sparse.nnz();
-        const std::uint64_t mine_raw = !st.failed() && goes_raw(entries, len, fmt) &&
-                                       values_in_a_row<T>(mine, nullptr, 0, len) != nullptr;
-        MPI_Allgather(&mine_raw, 1, MPI_UINT64_T, raw.data(), 1, MPI_UINT64_T, pc);
-        if (in_place && !st.failed()) recvs[me] = 0;
+    bool step(bool may_wait)
+    {
+        if (!stream_) {
+            if (!requests_done(buffers_.stream.count_requests, may_wait)) return false;
+            begin();
+        }
+        if (!stream_->step(may_wait)) return false;
+        if (!ended_) {
+            ended_ = true;
+            end();
+        }
+        return true;
     }
-    const auto encode = [&](std::size_t, std::size_t j, wire_buffer& b, std::size_t& k) {
-        return append_segments<T>(mine, nullptr, j * seg, len, seg, window, id, fmt, b, buffers.bitmap, k);
-    };
-    const auto piece = [&](std::size_t r, std::size_t j) { // segment j of range r: local first element, length
-        return std::pair{j * seg, std::min(seg, ranges[r + 1] - ranges[r] - j * seg)};
-    };
-    const auto raw_out = [&](std::size_t, std::size_t j) {
-        const auto [first, length] = piece(me, j);
-        return raw[me] ? raw_bytes(values_in_a_row<T>(mine, nullptr, first, length), length) : std::span<const std::byte>{};
-    };
-    const auto raw_in = [&](std::size_t r, std::size_t j) {
-        const auto [first, length] = piece(r, j);
-        if (!raw[r]) return std::span<std::byte>{};
-        if (dense_out) return raw_bytes(dense_out + ranges[r] + first, length);
-        return receive_room<T>(buffers, length, st); // failed: taken and dropped
-    };
-    const auto take = [&](std::size_t r, std::size_t j, std::size_t k, std::span<const std::byte> bytes) {
-        const auto [first, length] = piece(r, j);
-        if (raw[r]) { // received in place, or this member's own to copy
-            const T* v = reinterpret_cast<const T*>(bytes.data());
-            T* to = dense_out + ranges[r] + first;
-            if (v != to) std::copy(v, v + length, to);
+
+    partial<T>& result() { return acc_; }
+    // The accumulator's entries, where the last folds counted them; else no_count.
+    std::size_t entries() const { return entries_; }
+
+    // segment_stream's host:
+    std::size_t encode(std::size_t d, std::size_t j, wire_buffer& b, std::size_t& k)
+    {
+        return append_segments<T>(mine_, dense_in_, ranges_[d] + j * seg_, ranges_[d + 1], seg_, window_, id_, fmt_, b,
+                                  buffers_.bitmap, k);
+    }
+    std::span<const std::byte> raw_out(std::size_t d, std::size_t j)
+    {
+        if (d != me_) return raw_to(d, j);
+        if (!dense_) return {};
+        const auto [first, length] = piece(d, j);
+        return raw_bytes(own_ ? own_ + (first - ranges_[me_]) : nullptr, length);
+    }
+    std::span<std::byte> raw_in(std::size_t r, std::size_t j)
+    {
+        if (!dense_ || !sent_raw(recv()[r])) return {}; // nothing comes in raw into a sparse accumulator
+        const auto [first, length] = piece(me_, j);
+        if (r == 0 && acc_.dense_data()) return raw_bytes(acc_.dense_data() + (first - ranges_[me_]), length);
+        return receive_room<T>(buffers_, length, st_);
+    }
+    void take(std::size_t r, std::size_t j, std::size_t k, std::span<const std::byte> bytes)
+    {
+        if (dense_) take_dense(r, j, k, bytes);
+        else take_whole(r, bytes);
+    }
+
+private:
+    static std::size_t member_of(MPI_Comm pc)
+    {
+        int member = 0;
+        MPI_Comm_rank(pc, &member);
+        return static_cast<std::size_t>(member);
+    }
+    std::span<const std::uint64_t> send() const { return buffers_.stream.count_send; }
+    std::span<const std::uint64_t> recv() const { return buffers_.stream.count_recv; }
+    // segment j of range d: first element, length
+    std::pair<std::size_t, std::size_t> piece(std::size_t d, std::size_t j) const
+    {
+        return {ranges_[d] + j * seg_, std::min(seg_, ranges_[d + 1] - ranges_[d] - j * seg_)};
+    }
+    // what this member sends raw (its counts said so), whatever its own accumulator
+    std::span<const std::byte> raw_to(std::size_t d, std::size_t j) const
+    {
+        const auto [first, length] = piece(d, j);
+        return sent_raw(send()[d]) ? raw_bytes(values_in_a_row(mine_, dense_in_, first, length), length)
+                                   : std::span<const std::byte>{};
+    }
+
+    // The counts are in: the accumulator, and the stream.
+    void begin()
+    {
+        dense_ = accumulates_densely(me_, mine_, dense_in_, ranges_, id_, st_, counted_, recv());
+        if (dense_) {
+            own_ = st_.failed() ? nullptr : values_in_a_row(mine_, dense_in_, ranges_[me_], len_);
+            acc_ = dense_accumulator(place_, own_, len_, st_);
+        } else {
+            buffers_.stream.filled.assign(n_, 0);
+        }
+        stream_.emplace(pc_, buffers_.stream.sends, buffers_.stream.recvs, *this, rep_, st_, buffers_, tag_);
+    }
+
+    void end()
+    {
+        if (dense_) {
+            if (!st_.failed()) pending_.flush();
+            if (counted_segments_ == segments_of(len_, seg_)) entries_ = counted_entries_;
             return;
         }
-        const std::size_t to = std::min(ranges[r + 1] - ranges[r], first + k * seg);
-        if (decode_blocks(bytes, 0, ranges[r], first, to, window, id, dense_out, idx, val) != bytes.size())
-            fail("malformed allgather segment: bytes after its blocks");
-    };
-    stream_segments(pc, sends, recvs, encode, take, raw_out, raw_in, rep, st, buffers);
-}
+        acc_ = fold_sparse_pieces(std::span<wire_buffer>(buffers_.stream.whole.data(), n_), buffers_.stream.filled,
+                                  len_, window_, id_, op_, st_);
+    }
+
+    // A sparse accumulator's piece from r, kept whole.
+    void take_whole(std::size_t r, std::span<const std::byte> bytes)
+    {
+        auto& whole = buffers_.stream.whole[r];
+        auto& filled = buffers_.stream.filled[r];
+        whole.resize((filled + bytes.size()) / 8);
+        std::copy(bytes.begin(), bytes.end(), reinterpret_cast<std::byte*>(whole.data()) + filled);
+        filled += bytes.size();
+    }
+
+    // A dense accumulator's segment j from r, folded in member order.
+    void take_dense(std::size_t r, std::size_t j, std::size_t k, std::span<const std::byte> bytes)
+    {
+        const std::size_t length = piece(me_, j).second;
+        T* a = acc_.dense_data() + j * seg_;
+        if (r == me_ ? own_ != nullptr : sent_raw(recv()[r])) {
+            const T* v = reinterpret_cast<const T*>(bytes.data());
+            const auto fold = [&]<bool counting>(std::bool_constant<counting>) {
+                return pending_.values ? fold_dense_to<counting>(a, pending_.take(), v, length, op_, id_)
+                                       : fold_dense<counting>(a, v, length, false, op_, id_);
+            };
+            if (r == 0) { // another's is received in place (raw_in)
+                if (r == me_) pending_.hold(v, a, length);
+            } else if (r + 1 < n_) {
+                fold(std::false_type{});
+            } else { // the last piece: its fold counts the result
+                counted_entries_ += fold(std::true_type{});
+                ++counted_segments_;
+            }
+            return;
+        }
+        for_blocks<T>(bytes, j, k, seg_, len_, window_, [&](const wire::block_view<T>& v, std::size_t lo2) {
+            if (r == 0) wire::decode_block_into(v, id_, std::span<T>(acc_.dense_data() + lo2, v.length));
+            else fold_block_into_dense(v, acc_.dense_data() + lo2, id_, op_, false, pending_.at(lo2 - j * seg_));
+        });
+        pending_.values = nullptr;
+    }
+
+    MPI_Comm pc_;
+    const partial<T>& mine_;
+    const T* dense_in_;
+    std::span<const std::size_t> ranges_;
+    std::size_t window_;
+    T id_;
+    wire::format fmt_;
+    const Op& op_;
+    report& rep_;
+    call_status& st_;
+    exchange_buffers& buffers_;
+    int tag_;
+    T* place_;
+    std::span<const std::uint64_t> counted_;
+    std::size_t me_, n_, seg_, len_;
+    bool dense_ = false, ended_ = false;
+    const T* own_ = nullptr;
+    partial<T> acc_;
+    pending_piece<T> pending_;
+    std::size_t counted_entries_ = 0, counted_segments_ = 0; // the accumulator's entries, from raw last folds
+    std::size_t entries_ = no_count;
+    std::optional<segment_stream<range_scatter>> stream_;
+};
 
 } // namespace sparse_reduce::detail

@@ -116,8 +116,11 @@ inline std::size_t doubling_drain_bytes(std::size_t segment_bytes)
 // every exchange.
 struct stream_scratch {
     std::vector<std::uint64_t> count_send, count_recv, raw;
+    std::vector<std::uint64_t> counted; // a started call's copy of automatic's counts per range
     std::vector<std::size_t> sends, recvs, filled, to_send, to_take, sent;
     std::vector<std::vector<MPI_Request>> requests; // two per member
+    std::vector<MPI_Request> raw_requests;          // a raw segment's receive
+    std::vector<MPI_Request> count_requests;        // the counts' (or raw flags') exchange: two per member
     std::vector<wire_buffer> whole;                 // one per member
 };
 
@@ -164,10 +167,12 @@ struct exchange_buffers {
 inline void make_stream_room(exchange_buffers& b, std::size_t members)
 {
     auto& s = b.stream;
-    for (auto* v : {&s.count_send, &s.count_recv, &s.raw}) v->reserve(members);
+    for (auto* v : {&s.count_send, &s.count_recv, &s.raw, &s.counted}) v->reserve(members);
     for (auto* v : {&s.sends, &s.recvs, &s.filled, &s.to_send, &s.to_take, &s.sent}) v->reserve(members);
     if (s.requests.size() < 2 * members) s.requests.resize(2 * members);
     for (auto& r : s.requests) r.reserve(4);
+    s.raw_requests.reserve(4);
+    s.count_requests.reserve(2 * members);
     if (s.whole.size() < members) s.whole.resize(members);
     if (b.pieces.size() < 2 * members) b.pieces.resize(2 * members);
     for (auto& p : b.pieces)
