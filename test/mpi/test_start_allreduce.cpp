@@ -48,10 +48,16 @@ void check_policy(const Policy& policy, const std::string& name, unsigned& salt)
         const sr::report started = check_started_pair(plan, dense_in, want, true, ctx);
 
         // a dense input runs the windows in both: the same bytes as the blocking call
-        std::vector<double> dense_out(dim);
+        std::vector<double> dense_out(dim), blocking_dense_out;
         auto req3 = plan.start(dense_in, std::span<double>(dense_out), std::plus<>{}); // a view, as a temporary
-        req3.wait();
+        const sr::report started_dense = req3.wait();
         BOOST_TEST(close(dense_out, want), ctx << ": dense in, span out");
+        const sr::report blocking_dense = plan.allreduce(dense_in, blocking_dense_out, std::plus<>{});
+        if (blocking_dense.algorithm.str() != "automatic: one rank, the input copied") {
+            BOOST_TEST(started_dense.bytes_sent == blocking_dense.bytes_sent, ctx << ": dense out");
+            BOOST_TEST(started_dense.messages_sent == blocking_dense.messages_sent, ctx << ": dense out");
+            BOOST_TEST(started_dense.algorithm.str() == blocking_dense.algorithm.str(), ctx << ": dense out");
+        }
         // The started call runs what the blocking call runs, byte for byte;
         // automatic too, except that on one rank its dense input goes
         // through recursive doubling's (no) steps, not the blocking call's
@@ -104,7 +110,7 @@ BOOST_AUTO_TEST_CASE(started_allreduces_give_the_serial_fold)
                  "split_allgather{index_value wire, segment 256}", salt);
 }
 
-// Three allreduce plans' calls and a reduce plan's in flight at once,
+// Seven allreduce plans' calls and a reduce plan's in flight at once,
 // completed in reverse order of their starts; then with the even ranks
 // waiting in one order and the odd ranks in the other. (The first round's
 // starts agree on their reduces' schedules, which finishes the calls before
@@ -237,13 +243,13 @@ void check_throwing_op(const Policy& policy, const std::string& name, bool spars
     auto& comm = world();
     const int P = comm.size();
     const int extra = P - static_cast<int>(std::bit_floor(static_cast<unsigned>(P)));
-    const bool doubling = name.starts_with("recursive_doubling");
+    const bool doubling = name.starts_with("recursive_doubling"), split = name.starts_with("split_allgather");
     for (int victim : {0, P - 1, P / 2}) {
         // A victim must fold. reduce_broadcast: the reduce's root, 0, does
         // (where other ranks do depends on the tree). Recursive doubling:
         // all but ranks 2i + 1 < 2 extra, which send theirs and take the
         // result. split_allgather: every rank, in its range.
-        if (doubling ? victim < 2 * extra && victim % 2 : victim != 0) continue;
+        if (!split && (doubling ? victim < 2 * extra && victim % 2 : victim != 0)) continue;
         const auto dense_in = fault_input_of(comm.rank());
         const auto sparse_in = sparse_of(dense_in);
         const std::string ctx = name + (sparse ? ", sparse" : ", dense") + ", victim " + std::to_string(victim);
@@ -316,4 +322,27 @@ BOOST_AUTO_TEST_CASE(a_long_failure_text_is_cut_not_lost)
     std::vector<double> good;
     plan.start(in, good, std::plus<>{}).wait();
     BOOST_TEST(good == fault_serial_sum(P));
+}
+
+// A started split_allgather whose output has the wrong size on one rank:
+// wait() throws on every rank, naming it; nothing hangs and the plan works on.
+BOOST_AUTO_TEST_CASE(a_wrong_output_on_one_rank_fails_a_started_split_allgather_everywhere)
+{
+    auto& comm = world();
+    const int P = comm.size();
+    if (P < 2) return;
+    const auto in = input(301, 1.0);
+    for (int victim : {0, P - 1}) {
+        auto plan = sr::make_allreduce_plan(comm, dim, sr::policy::split_allgather{});
+        std::vector<double> out(comm.rank() == victim ? dim - 1 : dim);
+        BOOST_TEST(inject_fault({.context = "split_allgather, victim " + std::to_string(victim),
+                                 .who = everyone_throws(),
+                                 .needles = {"rank " + std::to_string(victim)}},
+                                [&] { poll_then_wait(plan.start(in, std::span<double>(out), std::plus<>{})); },
+                                [&] {
+                                    std::vector<double> good;
+                                    poll_then_wait(plan.start(in, good, std::plus<>{}));
+                                    return close(good, sum(301, 1.0));
+                                }));
+    }
 }

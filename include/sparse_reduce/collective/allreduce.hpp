@@ -522,7 +522,7 @@ report allreduce(const boost::mpi::communicator& comm, const In& in, Out&& out, 
 
 /// Starts allreduce(comm, in, out, op [, policy]) and returns at once; the
 /// request's test() and wait() complete it, as for allreduce_plan::start
-/// (policy: automatic, reduce_broadcast or recursive_doubling).
+/// (policy: automatic, reduce_broadcast, recursive_doubling or split_allgather).
 /// Its state is the communicator's: the next one-shot allreduce or
 /// iallreduce on comm completes it first. Like every one-shot call it
 /// agrees with the other ranks before its first message, so it first

@@ -18,9 +18,11 @@
 //   .. + 3     reduce's tags, moved up by request_tags(s) for the s-th start
 //              on the communicator (mod request_tag_slots), so requests in
 //              flight together, and blocking calls beside them, never match
-//              each other's messages; a started allreduce takes start s for
-//              its broadcast (status 1000 + 4s, streams + 1 and + 2) and
-//              s + 1 for its reduce
+//              each other's messages; a started reduce_broadcast takes
+//              start s for its broadcast (status 1000 + 4s, streams + 1
+//              and + 2) and s + 1 for its reduce; a started
+//              recursive_doubling or split_allgather takes start s, its
+//              data on 1000 + 4s + 1 and its agreement on + 2
 
 #include <cstddef>
 

@@ -57,7 +57,9 @@ struct allreduce_sizes {
 // sparse: log2 P passes over its share, and γ per entry for encoding and
 // decoding its index/value blocks, as in recursive doubling's dense
 // partials; in place once dense), then a
-// ring allgather of the reduced ranges; plus the sizes (an alltoall, an allgather).
+// ring allgather of the reduced ranges; plus the sizes: a word between
+// every pair of members before each half, posted at once (priced as
+// 2 log2 P latencies).
 // Raw inputs (full ones: the mean is the dimension; with the dense wire,
 // any) travel as they lie: no block is encoded or decoded, a rank folds
 // P - 1 pieces of its share of C into a dense accumulator; into a dense

@@ -234,6 +234,7 @@ public:
                 acc_ = std::move(scatter_->result());
                 entries_ = scatter_->entries();
                 scatter_.reset();
+                mine_ = {}; // the input's copy, not kept beside the result
             } else {
                 acc_ = std::move(mine_);
             }

@@ -135,9 +135,11 @@ inline bool sent_raw(std::uint64_t count) { return (count & raw_flag) != 0; }
 
 // Posts this member's words to the other members (send[d] to d) and
 // theirs to it (recv[r] from r; recv[me] = send[me]) on `tag`, the requests
-// in reqs: a small exchange of point-to-point messages, posted before
-// anything else of the call on that tag, so a started call enters no
-// collective.
+// in reqs: a small exchange of point-to-point messages, so a started call
+// enters no collective. Messages between two members on one tag arrive in
+// the order sent, so the words match where every member posts them at the
+// same point of the call: the counts before anything else of it, the raw
+// flags (range_allgather) after the updating's last segment.
 inline void post_words(MPI_Comm pc, std::span<const std::uint64_t> send, std::span<std::uint64_t> recv, int tag,
                        std::vector<MPI_Request>& reqs)
 {
