@@ -4,7 +4,7 @@
 // computation, and against MPI_Ireduce (MPI_Iallreduce) of the dense buffer
 // (MPI_Test at the same points).
 //
-//   mpiexec -n P overlap_bench [--collective reduce|allreduce] [--dim C] [--density d,d,...] [--dist ...]
+//   mpiexec -n P overlap_bench [--collective reduce|allreduce|pattern] [--dim C] [--density d,d,...] [--dist ...]
 //                              [--reps R] [--warmup W] [--compute F] [--test-every US] [--csv FILE] [--smoke]
 //   overlap_bench --simulate P[,P...] --tuning FILE [--dim C] [--density ...] [--dist ...] [--compute F] [--test-every US]
 //
@@ -32,7 +32,10 @@
 //                      MPI_Test, MPI_Wait
 //
 // (With allreduce the rows are named mpi_allreduce, mpi_allreduce+comp and
-// mpi_iallreduce+comp.)
+// mpi_iallreduce+comp.) --collective pattern: the reduce to rank 0 by
+// fixed-pattern plans made from each rank's indices (make_pattern_plan,
+// pattern_target::root(0)), called with the values alone; rank 0's sums at
+// the plan's support are checked against MPI_Reduce's.
 //
 // overlap = (T_comp + T_comm - T_total) / min(T_comp, T_comm), T_comm the
 // row's communication alone (blocking, mpi_reduce) in the same rounds: 1
@@ -73,6 +76,7 @@ struct options : sb::cell_options {
     double compute = 1.0;     // T_comp / T_comm
     double test_every = 100e-6; // seconds between test() calls
     bool allreduce = false;     // --collective allreduce
+    bool pattern = false;       // --collective pattern
     std::vector<int> simulate;  // --simulate P,...
     std::string tuning;         // --tuning FILE
 };
@@ -87,12 +91,14 @@ options parse(int argc, char** argv)
         else if (a == "--test-every") o.test_every = std::stod(next()) * 1e-6;
         else if (a == "--collective") {
             const std::string c = next();
-            if (c != "reduce" && c != "allreduce") throw std::invalid_argument("--collective: reduce or allreduce");
+            if (c != "reduce" && c != "allreduce" && c != "pattern")
+                throw std::invalid_argument("--collective: reduce, allreduce or pattern");
             o.allreduce = c == "allreduce";
+            o.pattern = c == "pattern";
         } else if (a == "--simulate") o.simulate = sb::parse_numbers<int>(next());
         else if (a == "--tuning") o.tuning = next();
     });
-    if (!o.simulate.empty() && (o.allreduce || o.tuning.empty()))
+    if (!o.simulate.empty() && (o.allreduce || o.pattern || o.tuning.empty()))
         throw std::invalid_argument("--simulate: the reduce only, with --tuning FILE");
     return o;
 }
@@ -187,15 +193,20 @@ int main(int argc, char** argv)
         // path than a started one
         auto plan = sr::make_plan(world, 0, o.dim), started_plan = sr::make_plan(world, 0, o.dim);
         auto all_plan = sr::make_allreduce_plan(world, o.dim), all_started_plan = sr::make_allreduce_plan(world, o.dim);
+        auto pattern_plan = sr::make_pattern_plan<double>(world, o.dim, in, sr::pattern_target::root(0)),
+             pattern_started_plan = sr::make_pattern_plan<double>(world, o.dim, in, sr::pattern_target::root(0));
+        const std::span<const double> values(in.valuePtr(), static_cast<std::size_t>(in.nonZeros()));
         const bool gets_result = me == 0 || o.allreduce;
         std::vector<double> out, started_out, mpi_out(gets_result ? o.dim : 0);
         const int n = static_cast<int>(o.dim);
 
         const auto blocking_call = [&] {
+            if (o.pattern) return pattern_plan.reduce(values, out, std::plus<>{});
             return o.allreduce ? all_plan.allreduce(in, out, std::plus<>{}) : plan.reduce(in, out, std::plus<>{});
         };
         const auto blocking_comm = [&] { blocking_call(); };
         const auto start = [&] {
+            if (o.pattern) return pattern_started_plan.start(values, started_out, std::plus<>{});
             return o.allreduce ? all_started_plan.start(in, started_out, std::plus<>{})
                                : started_plan.start(in, started_out, std::plus<>{});
         };
@@ -248,7 +259,14 @@ int main(int argc, char** argv)
         const auto t = sb::time_interleaved(world, o.warmup, o.reps, rows);
         // the last round's results (checked outside the timing: a check of
         // 2^21 doubles takes about 2 ms)
-        const bool ok = !gets_result || (close(started_out, out) && close(mpi_out, out));
+        // a pattern plan's sums are at its support
+        const auto mpi_sums = [&] {
+            if (!o.pattern) return mpi_out;
+            std::vector<double> at;
+            for (const std::size_t i : pattern_plan.support()) at.push_back(mpi_out[i]);
+            return at;
+        };
+        const bool ok = !gets_result || (close(started_out, out) && close(mpi_sums(), out));
         started_out.assign(started_out.size(), 0.0);
         rows[3](); // a started call with computation
         const bool ok_comp = !gets_result || close(started_out, out);

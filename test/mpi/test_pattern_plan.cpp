@@ -420,3 +420,99 @@ BOOST_AUTO_TEST_CASE(matrices_from_coo_lists_and_from_eigen_fold_by_row_blocks)
     std::vector<double> both = c.v;
     BOOST_TEST(throws_everywhere([&] { vector_plan.reduce(both, both, std::plus<>{}); }, "the same object"));
 }
+
+namespace {
+
+// Started calls against the blocking call of the same plan, for every
+// target: three calls in flight on three plans, completed in reverse order
+// (and, on odd ranks, in order), each result the serial fold; the report's
+// bytes and messages the blocking call's.
+template <class T, class Op>
+bool check_started(unsigned salt, const Op& op)
+{
+    auto& comm = world();
+    std::vector<std::size_t> ranges;
+    bool ok = true;
+    for (const auto& target : targets(salt, ranges)) {
+        const auto p = pattern_of(comm.rank(), comm.size(), salt);
+        auto a = sr::make_pattern_plan<T>(comm, dim, p, target), b = sr::make_pattern_plan<T>(comm, dim, p, target),
+             c = sr::make_pattern_plan<T>(comm, dim, p, target);
+        const auto r = a.ranges();
+        const bool gets = target.writes(comm.rank());
+        const std::size_t lo = target.to_all() ? 0 : r[comm.rank()], hi = target.to_all() ? dim : r[comm.rank() + 1];
+        std::vector<T> va = values_of<T>(comm.rank(), p.size(), salt, 0, op),
+                       vb = values_of<T>(comm.rank(), p.size(), salt, 1, op),
+                       vc = values_of<T>(comm.rank(), p.size(), salt, 2, op);
+        std::vector<T> oa{sr::identity<T>(op)}, ob = oa, oc = oa, blocking_out;
+        sr::reduce_request q[3] = {a.start(va, oa, op), b.start(vb, ob, op), c.start(vc, oc, op)};
+        const bool reversed = comm.rank() % 2 == 0;
+        sr::report rep[3];
+        for (int j = 0; j < 3; ++j) {
+            const int k = reversed ? 2 - j : j;
+            q[k].test();
+            rep[k] = q[k].wait();
+        }
+        const std::vector<T>* outs[3] = {&oa, &ob, &oc};
+        for (int call = 0; call < 3; ++call) {
+            const auto want = serial_fold<T>(comm.size(), salt, call, op, pattern_of);
+            ok = ok && (gets ? holds<T>(a.support(), *outs[call], want, lo, hi) : outs[call]->size() == 1);
+        }
+        const sr::report blocking = a.reduce(va, blocking_out, op);
+        ok = ok && rep[0].bytes_sent == blocking.bytes_sent && rep[0].messages_sent == blocking.messages_sent &&
+             rep[0].bytes_received == blocking.bytes_received && rep[0].algorithm.str() == blocking.algorithm.str();
+    }
+    return ok;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(started_calls_fold_like_the_serial_fold_for_every_target)
+{
+    for (unsigned salt = 1; salt <= 2; ++salt) {
+        BOOST_TEST(all_ok(check_started<double>(salt, std::plus<>{})), "plus, salt " << salt);
+        BOOST_TEST(all_ok(check_started<affine>(salt, compose{})), "non-commutative, salt " << salt);
+    }
+}
+
+// A started call off the plan (values of another count on the last rank),
+// and one whose op throws on the last rank: wait() throws on every rank,
+// naming the rank; nothing hangs; a request destroyed early completes; the
+// plan's next start completes the call before it.
+BOOST_AUTO_TEST_CASE(a_started_call_that_fails_on_one_rank_throws_everywhere)
+{
+    auto& comm = world();
+    const int bad = comm.size() - 1;
+    const std::vector<int> p{0, static_cast<int>(dim) - 1}; // every rank sends to the first and last owner
+    for (const auto& target : {sr::pattern_target::scatter(), sr::pattern_target::all(), sr::pattern_target::root(0)}) {
+        auto plan = sr::make_pattern_plan<double>(comm, dim, p, target);
+        std::vector<double> out, values(comm.rank() == bad ? 3 : 2, 1.0);
+        BOOST_TEST(throws_everywhere([&] { plan.start(values, out, std::plus<>{}).wait(); },
+                                     "rank " + std::to_string(bad)));
+        values = {1, 99};
+        const bool last_folds = !plan.support().empty() && plan.support().back() == dim - 1;
+        const bool any = boost::mpi::all_reduce(comm, last_folds && comm.rank() == bad ? 1 : 0, std::plus<>{}) > 0;
+        if (any) {
+            const auto run = [&] {
+                auto q = plan.start(values, out, picky_plus{});
+                while (!q.test()) {
+                }
+                q.wait();
+            };
+            BOOST_TEST(throws_everywhere(run, "picky_plus saw 99"));
+        }
+        values = {1, 2};
+        std::vector<double> first, second;
+        {
+            auto q = plan.start(values, first, std::plus<>{});
+        } // completed here
+        auto q1 = plan.start(values, first, std::plus<>{});
+        auto q2 = plan.start(values, second, std::plus<>{}); // completes q1's call
+        BOOST_TEST(q1.done());
+        q2.wait();
+        q1.wait();
+        bool ok = !target.writes(comm.rank()) || (first.size() == plan.support().size() && first == second);
+        for (std::size_t k = 0; ok && k < first.size(); ++k)
+            ok = first[k] == (plan.support()[k] == 0 ? 1.0 : 2.0) * comm.size();
+        BOOST_TEST(all_ok(ok));
+    }
+}

@@ -34,6 +34,7 @@
 #include <new>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include <mpi.h>
@@ -54,10 +55,12 @@
 
 namespace sparse_reduce::detail {
 
-// What a started allreduce's state holds beside its machine.
-template <class Held, class Op>
+// What a started allreduce's (or pattern plan's) state holds beside its
+// machine. Owner: what holds its slot (started, started_room) and its
+// messages' buffers: the plan's exchange buffers, or its pattern_state.
+template <class Held, class Op, class Owner = exchange_buffers>
 struct started_base {
-    std::shared_ptr<exchange_buffers> buffers;    // the slot this state is in, the messages' buffers
+    std::shared_ptr<Owner> buffers;               // the slot this state is in, the messages' buffers
     std::shared_ptr<private_duplicate> duplicate; // kept while the call runs (the plan may go first)
     Held out;
     Op op;
@@ -85,7 +88,7 @@ template <class S>
 report complete_started_state(started_call& call)
 {
     auto* s = static_cast<S*>(call.state);
-    const std::shared_ptr<exchange_buffers> keep = s->buffers; // call is in them
+    const auto keep = s->buffers; // call is in them
     report rep;
     std::exception_ptr error;
     try {
@@ -102,11 +105,11 @@ report complete_started_state(started_call& call)
 }
 
 // The plan's slot for a state S, its previous call completed first.
-template <class S>
-void* started_room_for(exchange_buffers& buffers)
+template <class S, class Owner>
+void* started_room_for(Owner& buffers)
 {
-    static_assert(sizeof(S) <= started_room_bytes && alignof(S) <= alignof(std::max_align_t),
-                  "a started allreduce's state outgrows its room in exchange_buffers");
+    static_assert(sizeof(S) <= sizeof(buffers.started_room) && alignof(S) <= alignof(std::max_align_t),
+                  "a started call's state outgrows the room its plan keeps for it");
     complete_started(buffers.started);
     return buffers.started_room;
 }
@@ -192,19 +195,29 @@ void start_reduce_broadcast(reduce_core& reduce, const std::shared_ptr<private_d
     run_started(s, t0, request);
 }
 
-// One step of a started call's machine (step, status), then of the
-// agreement on its failures over recursive doubling's steps (once the
-// machine is done: `agreeing`).
-template <class Call>
-bool step_then_agree(Call& call, doubling_agreement& agreement, bool& agreeing, bool may_wait)
+// One step of a started call's machine, then of the agreement on its
+// failures over recursive doubling's steps (once the machine is done:
+// `agreeing`); part() gives this rank's part in it (failure_candidate, and
+// its own failure's text).
+template <class Call, class Part>
+bool step_then_agree(Call& call, doubling_agreement& agreement, bool& agreeing, bool may_wait, const Part& part)
 {
     if (!agreeing) {
         if (!call.step(may_wait)) return false;
         agreeing = true;
-        const call_status& st = call.status();
-        agreement.begin(failure_candidate(st.rank, st.failure, st.heard), st.failure);
+        const auto [candidate, text] = part();
+        agreement.begin(candidate, text);
     }
     return agreement.step(may_wait);
+}
+// The same for a machine with a call_status (status()).
+template <class Call>
+bool step_then_agree(Call& call, doubling_agreement& agreement, bool& agreeing, bool may_wait)
+{
+    return step_then_agree(call, agreement, agreeing, may_wait, [&] {
+        const call_status& st = call.status();
+        return std::pair<int, std::string_view>(failure_candidate(st.rank, st.failure, st.heard), st.failure);
+    });
 }
 
 // A started recursive doubling: the run, then the agreement.

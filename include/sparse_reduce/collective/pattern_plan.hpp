@@ -8,6 +8,7 @@
 ///     auto plan = sparse_reduce::make_pattern_plan<double>(comm, dimension, indices);
 ///     // every step (collective): values only, aligned with the pattern
 ///     plan.reduce(values, out, std::plus<>{});   // out: plan.support()'s sums
+///     auto req = plan.start(values, out, std::plus<>{}); // or started: req.test(), req.wait()
 ///
 /// As PETSc's VecSetPreallocationCOO / VecSetValuesCOO: the pattern is a
 /// list of global indices in any order, repeats allowed (they are folded
@@ -81,9 +82,11 @@
 #include "../op/associative_op.hpp"
 #include "../repr/representation.hpp"
 #include "../report.hpp"
+#include "call_check.hpp"
 #include "pattern/layout.hpp"
 #include "pattern/call.hpp"
 #include "pattern/values.hpp"
+#include "pattern_start.hpp"
 #include "reduce_scatter.hpp"
 
 namespace sparse_reduce {
@@ -172,6 +175,32 @@ public:
         detail::complete_pending(); // started calls first (mpi/pending.hpp)
         return detail::pattern_call(*s_, values, out, op);
     }
+
+    /// Starts reduce(values, out, op) and returns at once: the request's
+    /// test() moves it on without waiting, wait() completes it
+    /// (getting-started.md, "Start now, wait later"). Collective: every rank
+    /// starts its plans' calls in the same order. `values` and `out` belong
+    /// to the call until it completes (nothing checks it). A plan runs one
+    /// call at a time: its next call, started or not, completes this one
+    /// first. Nothing throws at start: every error of reduce is thrown by
+    /// wait() on every rank, naming the lowest failing rank (the ranks agree
+    /// on it by messages once the runs are folded).
+    template <class Values, class Out, class Op>
+        requires detail::pattern_operand<Values, T> && detail::pattern_operand<std::remove_cvref_t<Out>, T> &&
+                 associative_op<Op, T>
+    reduce_request start(const Values& values, Out&& out, const Op& op)
+    {
+        reduce_request request;
+        detail::require_not_finalized();
+        auto&& target = detail::writable_output(std::forward<Out>(out));
+        detail::start_pattern(s_, values, std::forward<decltype(target)>(target), op, request);
+        return request;
+    }
+    /// A temporary `values` (other than a view, such as a std::span) would be
+    /// gone before the call reads it: refused at compile time.
+    template <class Values, class Out, class Op>
+        requires(!std::is_lvalue_reference_v<Values> && !std::ranges::view<std::remove_cvref_t<Values>>)
+    reduce_request start(Values&& values, Out&& out, const Op& op) = delete;
 
 private:
     std::shared_ptr<detail::pattern_state<T>> s_;

@@ -92,6 +92,20 @@ inline void wait_all(std::vector<MPI_Request>& reqs)
     reqs.clear();
 }
 
+// Whether the requests are complete (may_wait: waits until they are);
+// cleared once they are.
+inline bool requests_done(std::vector<MPI_Request>& reqs, bool may_wait)
+{
+    if (may_wait || reqs.empty()) {
+        wait_all(reqs);
+        return true;
+    }
+    int done = 0;
+    MPI_Testall(static_cast<int>(reqs.size()), reqs.data(), &done, MPI_STATUSES_IGNORE);
+    if (done) reqs.clear();
+    return done != 0;
+}
+
 inline void bcast_bytes(void* p, std::size_t bytes, int root, MPI_Comm comm)
 {
     for_each_piece(static_cast<char*>(p), bytes, [&](char* c, int n) { MPI_Bcast(c, n, MPI_BYTE, root, comm); });

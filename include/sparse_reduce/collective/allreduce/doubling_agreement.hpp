@@ -54,7 +54,7 @@ public:
     // This rank's part: the lowest failing rank it knows of (failure_candidate)
     // and its own failure's text (empty where it has none; cut at
     // agreed_text_bytes).
-    void begin(int candidate, const std::string& text) noexcept
+    void begin(int candidate, std::string_view text) noexcept
     {
         try {
             write(static_cast<std::uint64_t>(candidate), text.data(), std::min(text.size(), agreed_text_bytes));

@@ -121,20 +121,6 @@ inline void segments_per_range(std::vector<std::size_t>& v, std::span<const std:
     for (std::size_t r = 0; r + 1 < ranges.size(); ++r) v.push_back(segments_of(ranges[r + 1] - ranges[r], seg));
 }
 
-// Whether the requests are complete (may_wait: waits until they are);
-// cleared once they are.
-inline bool requests_done(std::vector<MPI_Request>& reqs, bool may_wait)
-{
-    if (may_wait || reqs.empty()) {
-        wait_all(reqs);
-        return true;
-    }
-    int done = 0;
-    MPI_Testall(static_cast<int>(reqs.size()), reqs.data(), &done, MPI_STATUSES_IGNORE);
-    if (done) reqs.clear();
-    return done != 0;
-}
-
 // One streamed exchange within group pc, as steps: step(true) runs it to
 // its end, step(false) as far as it goes without waiting (MPI_Test,
 // MPI_Improbe, MPI_Imrecv), true once it is done. sends[d] segments go to

@@ -5,10 +5,10 @@
 // On every rank: check the values and make the output (a failure is kept,
 // not thrown); post the receives, one per rank that sends here; send each
 // owner its run (straight from the caller's values when the pattern is
-// ordered by owner); start the MPI_Iallreduce of the lowest failing rank;
-// fold the runs in rank order as they arrive; end the agreement. A failed
-// rank still sends (the plan's buffer), so every message is matched and no
-// rank waits.
+// ordered by owner); fold the runs in rank order as they arrive
+// (pattern_exchange). A blocking call agrees on the lowest failing rank
+// with an MPI_Iallreduce that travels with the values; a started one
+// (collective/pattern_start.hpp) by messages once its runs are folded.
 
 #include <climits>
 #include <cstddef>
@@ -18,6 +18,7 @@
 #include <span>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #include <mpi.h>
 
@@ -112,42 +113,115 @@ T* pattern_output(pattern_state<T>& s, Out& out)
     else return vector_output<T>(s.l, out);
 }
 
-// Posts this call's receives (rank order) and sends (from `from`, the runs
-// by owner), then the agreement on the lowest failing rank.
-template <class T>
-void post_pattern_exchange(pattern_state<T>& s, const T* from, int* candidate, int* first, MPI_Request* status)
-{
-    const pattern_layout& l = s.l;
-    const MPI_Comm pc = s.comm->comm;
-    s.reqs.clear();
-    std::size_t at = 0;
-    for (int r = 0; r < l.ranks; ++r) {
-        if (r == l.rank || !l.receives(r)) continue;
-        irecv_bytes(s.recv.data() + at, l.receives(r) * sizeof(T), r, pattern_value_tag, pc, s.reqs);
-        at += l.receives(r);
-    }
-    for (int k = 1; k < l.ranks; ++k) {
-        const int d = (l.rank + k) % l.ranks;
-        if (l.sends(d)) isend_bytes(from + l.send_cut[d], l.sends(d) * sizeof(T), d, pattern_value_tag, pc, s.reqs);
-    }
-    MPI_Iallreduce(candidate, first, 1, MPI_INT, MPI_MIN, pc, status);
-}
-
-// Folds every run into o (the owned sums, identity first) in rank order,
-// waiting for each run's messages before it; the own run read from v.
+// One call's values on this rank, as steps: made, it checks the values and
+// makes the output (a failure is kept, not thrown), and posts the receives
+// (rank order) and the sends (the runs by owner, straight from the
+// caller's values when the pattern is ordered by owner, else from the
+// plan's buffer) on `tag`; step(false) folds the runs that have arrived, in
+// rank order, without waiting, step(true) all of them; true once every run
+// is folded and every send done. A failed rank still sends (the plan's
+// buffer), so every message is matched and no rank waits. The agreement on
+// failures is the caller's (blocking or started). Not movable.
 template <class T, class Op>
-void fold_pattern_runs(pattern_state<T>& s, std::span<const T> v, T* o, const T& id, const Op& op)
-{
-    const pattern_layout& l = s.l;
-    const std::size_t owned = l.owned.size();
-    for (std::size_t k = 0; k < owned; ++k) o[k] = id;
-    const std::uint32_t* slot = l.slot.data();
-    const T* arrived = s.recv.data();
-    for (int r = 0; r < l.ranks; ++r) {
+class pattern_exchange {
+public:
+    template <class Values, class Out>
+    pattern_exchange(pattern_state<T>& s, const Values& values, Out& out, const Op& op, int tag)
+        : s_(s), op_(op)
+    {
+        const pattern_layout& l = s.l;
+        try {
+            if (static_cast<const void*>(std::addressof(values)) == static_cast<const void*>(std::addressof(out)))
+                fail("values and out are the same object (the output is made before the values are read)");
+            v_ = pattern_values(s, values);
+            o_ = pattern_output<T>(s, out);
+        } catch (...) {
+            failure_ = text_or_out_of_memory([&] { return rank_failure_text(l.rank); });
+        }
+        const bool ok = failure_.empty();
+        const T* from = s.send.data();
+        if (ok && l.grouped) from = v_.data();
+        else if (ok) // the runs for the other ranks; the own run is folded from v
+            for (int d = 0; d < l.ranks; ++d)
+                if (d != l.rank)
+                    for (std::size_t k = l.send_cut[d]; k < l.send_cut[d + 1]; ++k) s.send[k] = v_[l.order[k]];
+        post(from, tag);
+        mine_ = o_ && l.to_all ? o_ + l.all_cut[static_cast<std::size_t>(l.rank)] : o_;
+        folding_ = ok && mine_;
+        arrived_ = s.recv.data();
+    }
+    pattern_exchange(const pattern_exchange&) = delete;
+    pattern_exchange& operator=(const pattern_exchange&) = delete;
+
+    bool step(bool may_wait)
+    {
+        const pattern_layout& l = s_.l;
+        if (folding_ && next_ == 0 && !filled_) { // after the caller's agreement is posted
+            filled_ = true;
+            T* const o = mine_; // the identity known here: a constant fill (memset) where it can be
+            const T id = identity<T>(op_);
+            const std::size_t owned = l.owned.size();
+            for (std::size_t k = 0; k < owned; ++k) o[k] = id; // the owned sums, identity first
+        }
+        for (; folding_ && next_ < l.ranks; ++next_) {
+            const int r = next_;
+            if (r != l.rank && l.receives(r)) {
+                MPI_Request* reqs = s_.reqs.data() + s_.posted[r];
+                const int count = static_cast<int>(s_.posted[r + 1] - s_.posted[r]);
+                if (may_wait) {
+                    MPI_Waitall(count, reqs, MPI_STATUSES_IGNORE);
+                } else {
+                    int done = 0;
+                    MPI_Testall(count, reqs, &done, MPI_STATUSES_IGNORE);
+                    if (!done) return false;
+                }
+            }
+            try {
+                fold_run(r);
+            } catch (...) {
+                fold_failure_ = text_or_out_of_memory([&] { return rank_failure_text(l.rank); });
+                folding_ = false;
+            }
+        }
+        return requests_done(s_.reqs, may_wait);
+    }
+
+    // This rank's failure: its values' or output's check, else its fold's.
+    const std::string& failure() const { return failure_.empty() ? fold_failure_ : failure_; }
+    const std::string& check_failure() const { return failure_; }
+    const std::string& fold_failure() const { return fold_failure_; }
+    T* output() const { return o_; }
+
+private:
+    // Posts this call's receives (rank order) and sends (from `from`, the runs by owner).
+    void post(const T* from, int tag)
+    {
+        const pattern_layout& l = s_.l;
+        const MPI_Comm pc = s_.comm->comm;
+        s_.reqs.clear();
+        std::size_t at = 0;
+        for (int r = 0; r < l.ranks; ++r) {
+            if (r == l.rank || !l.receives(r)) continue;
+            irecv_bytes(s_.recv.data() + at, l.receives(r) * sizeof(T), r, tag, pc, s_.reqs);
+            at += l.receives(r);
+        }
+        for (int k = 1; k < l.ranks; ++k) {
+            const int d = (l.rank + k) % l.ranks;
+            if (l.sends(d)) isend_bytes(from + l.send_cut[d], l.sends(d) * sizeof(T), d, tag, pc, s_.reqs);
+        }
+    }
+
+    // Rank r's run folded into the owned sums at its slots, the own run read
+    // from the values (straight, or through the order by owner).
+    void fold_run(int r)
+    {
+        const pattern_layout& l = s_.l;
         const std::size_t n = l.receives(r);
-        const std::uint32_t* at = slot + l.recv_cut[r];
-        if (r == l.rank) { // read in place: straight, or through the order by owner
-            const T* own = v.data();
+        const std::uint32_t* at = l.slot.data() + l.recv_cut[r];
+        T* const o = mine_;
+        const Op& op = op_;
+        if (r == l.rank) {
+            const T* own = v_.data();
             if (l.grouped) {
                 own += l.send_cut[r];
                 for (std::size_t k = 0; k < n; ++k) o[at[k]] = op(o[at[k]], own[k]);
@@ -155,14 +229,23 @@ void fold_pattern_runs(pattern_state<T>& s, std::span<const T> v, T* o, const T&
                 const std::uint32_t* from = l.order.data() + l.send_cut[r];
                 for (std::size_t k = 0; k < n; ++k) o[at[k]] = op(o[at[k]], own[from[k]]);
             }
-            continue;
+            return;
         }
-        if (!n) continue;
-        MPI_Waitall(static_cast<int>(s.posted[r + 1] - s.posted[r]), s.reqs.data() + s.posted[r], MPI_STATUSES_IGNORE);
+        const T* const arrived = arrived_;
         for (std::size_t k = 0; k < n; ++k) o[at[k]] = op(o[at[k]], arrived[k]);
-        arrived += n;
+        arrived_ = arrived + n;
     }
-}
+
+    pattern_state<T>& s_;
+    const Op& op_;
+    std::span<const T> v_;
+    T* o_ = nullptr;
+    T* mine_ = nullptr;        // this rank's owned sums in the output
+    const T* arrived_ = nullptr; // the next received run
+    bool folding_ = false, filled_ = false;
+    int next_ = 0; // the next rank whose run to fold
+    std::string failure_, fold_failure_;
+};
 
 template <class T, class Values, class Out, class Op>
 report pattern_call(pattern_state<T>& s, const Values& values, Out& out, const Op& op)
@@ -170,40 +253,18 @@ report pattern_call(pattern_state<T>& s, const Values& values, Out& out, const O
     const double started = MPI_Wtime();
     const pattern_layout& l = s.l;
     const MPI_Comm pc = s.comm->comm;
-    const T id = identity<T>(op);
-    std::string failure;
-    std::span<const T> v;
-    T* o = nullptr;
-    try {
-        if (static_cast<const void*>(std::addressof(values)) == static_cast<const void*>(std::addressof(out)))
-            fail("values and out are the same object (the output is made before the values are read)");
-        v = pattern_values(s, values);
-        o = pattern_output<T>(s, out);
-    } catch (...) {
-        failure = text_or_out_of_memory([&] { return rank_failure_text(l.rank); });
-    }
-    const bool ok = failure.empty();
-    const T* from = s.send.data();
-    if (ok && l.grouped) from = v.data();
-    else if (ok) // the runs for the other ranks; the own run is folded from v
-        for (int d = 0; d < l.ranks; ++d)
-            if (d != l.rank)
-                for (std::size_t k = l.send_cut[d]; k < l.send_cut[d + 1]; ++k) s.send[k] = v[l.order[k]];
-    int candidate = ok ? INT_MAX : l.rank, first = INT_MAX;
+    pattern_exchange<T, Op> exchange(s, values, out, op, pattern_value_tag);
+    // the lowest rank whose check failed, agreed while the values travel
+    int candidate = exchange.check_failure().empty() ? INT_MAX : l.rank, first = INT_MAX;
     MPI_Request status;
-    post_pattern_exchange(s, from, &candidate, &first, &status);
-    T* mine = o && l.to_all ? o + l.all_cut[static_cast<std::size_t>(l.rank)] : o;
-    std::string fold_failure;
-    try {
-        if (ok && mine) fold_pattern_runs(s, v, mine, id, op);
-    } catch (...) {
-        fold_failure = text_or_out_of_memory([&] { return rank_failure_text(l.rank); });
-    }
-    wait_all(s.reqs);
+    MPI_Iallreduce(&candidate, &first, 1, MPI_INT, MPI_MIN, pc, &status);
+    exchange.step(true);
     MPI_Wait(&status, MPI_STATUS_IGNORE);
     if (first != INT_MAX)
-        fail("pattern plan reduce failed on " + broadcast_failure_text(pc, l.rank, first, failure));
-    if constexpr (!noexcept(op(id, id))) throw_if_any_failed(pc, fold_failure, "pattern plan reduce failed on");
+        fail("pattern plan reduce failed on " + broadcast_failure_text(pc, l.rank, first, exchange.check_failure()));
+    if constexpr (!noexcept(op(std::declval<const T&>(), std::declval<const T&>())))
+        throw_if_any_failed(pc, exchange.fold_failure(), "pattern plan reduce failed on");
+    T* o = exchange.output();
     if (l.to_all)
         MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_BYTE, o, s.all_bytes.data(), s.all_at.data(), MPI_BYTE, pc);
     if constexpr (sparse_matrix<Out>)

@@ -25,6 +25,7 @@
 #include "../../detail/exhaustive.hpp"
 #include "../../detail/uninit_vector.hpp"
 #include "../../error.hpp"
+#include "../../exec/started_call.hpp"
 #include "../../mpi/bytes.hpp"
 #include "../../mpi/communicator.hpp"
 #include "../../mpi/first_failure.hpp"
@@ -49,6 +50,13 @@ struct pattern_state {
     report traffic;                     // what every call sends and receives
     matrix_split split;                 // a matrix output's structure, made on first use
     value_vector<T> staged;             // a column-major output's values in the support's order
+    // A started call (collective/pattern_start.hpp): its slot, its state
+    // built in started_room (no start allocates it), the messages of its
+    // agreement on failures.
+    started_call started;
+    alignas(std::max_align_t) std::byte started_room[1024];
+    std::vector<std::uint64_t> agreement_send, agreement_receive;
+    std::vector<std::byte> agreement_drain;
 };
 
 // This rank's pattern as global indices.
