@@ -516,3 +516,37 @@ BOOST_AUTO_TEST_CASE(a_started_call_that_fails_on_one_rank_throws_everywhere)
         BOOST_TEST(all_ok(ok));
     }
 }
+
+// Started matrix calls, row- and column-major outputs (the column-major one
+// staged in the plan until completion): a blocking call of the same plan
+// between start and wait completes the started call first, so each output
+// holds its own call's sums; and started calls of two plans in flight.
+BOOST_AUTO_TEST_CASE(started_matrix_calls_and_a_blocking_call_between)
+{
+    auto& comm = world();
+    const auto me = static_cast<std::size_t>(comm.rank());
+    const std::size_t m = 41;
+    for (const auto& target : {sr::pattern_target::scatter(), sr::pattern_target::all(), sr::pattern_target::root(0)}) {
+        const coo c0 = coo_of(comm.rank(), comm.size(), m, 0), c1 = coo_of(comm.rank(), comm.size(), m, 1);
+        auto plan = sr::make_pattern_plan<double>(comm, m, m, c0.i, c0.j, target);
+        auto other = sr::make_pattern_plan<double>(comm, m, m, c0.i, c0.j, target);
+        Eigen::SparseMatrix<double> started_cols, blocking_cols;
+        Eigen::SparseMatrix<double, Eigen::RowMajor> started_rows;
+        auto q = plan.start(c0.v, started_cols, std::plus<>{});
+        plan.reduce(c1.v, blocking_cols, std::plus<>{}); // completes q's call first
+        BOOST_TEST(q.done());
+        q.wait();
+        auto q1 = plan.start(c1.v, started_rows, std::plus<>{});
+        Eigen::SparseMatrix<double> other_cols;
+        auto q2 = other.start(c0.v, other_cols, std::plus<>{});
+        q2.wait();
+        q1.wait();
+        const auto owned = plan.ranges();
+        const std::size_t r0 = target.to_all() ? 0 : owned[me] / m, r1 = target.to_all() ? m : owned[me + 1] / m;
+        const auto want0 = matrix_fold(comm.size(), m, 0), want1 = matrix_fold(comm.size(), m, 1);
+        const bool ok = !target.writes(comm.rank()) ||
+                        (holds_rows(started_cols, want0, m, r0, r1) && holds_rows(blocking_cols, want1, m, r0, r1) &&
+                         holds_rows(started_rows, want1, m, r0, r1) && holds_rows(other_cols, want0, m, r0, r1));
+        BOOST_TEST(all_ok(ok));
+    }
+}

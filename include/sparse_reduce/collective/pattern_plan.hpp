@@ -43,7 +43,8 @@
 /// into the plan's buffer), and the owner folds each rank's run at its slots
 /// in rank order, then the pattern's order, so non-commutative operations
 /// get the order of a serial fold. allreduce adds one MPI_Allgatherv of the
-/// owners' sums. No index is sent or compared in a call.
+/// owners' sums (a started call: a message from each owner to each rank). No
+/// index is sent or compared in a call.
 ///
 /// Errors: a pattern index outside the dimension, ranks that disagree on the
 /// dimension, the target or a matrix's shape, or memory that runs out while the plan is made
@@ -172,7 +173,8 @@ public:
                  associative_op<Op, T>
     report reduce(const Values& values, Out&& out, const Op& op)
     {
-        detail::complete_pending(); // started calls first (mpi/pending.hpp)
+        detail::complete_pending();           // started calls first (mpi/pending.hpp)
+        detail::complete_started(s_->started); // the plan's: its output written before this call's
         return detail::pattern_call(*s_, values, out, op);
     }
 
@@ -184,7 +186,8 @@ public:
     /// call at a time: its next call, started or not, completes this one
     /// first. Nothing throws at start: every error of reduce is thrown by
     /// wait() on every rank, naming the lowest failing rank (the ranks agree
-    /// on it by messages once the runs are folded).
+    /// on it by messages, along with the values where op cannot throw, else
+    /// once the runs are folded).
     template <class Values, class Out, class Op>
         requires detail::pattern_operand<Values, T> && detail::pattern_operand<std::remove_cvref_t<Out>, T> &&
                  associative_op<Op, T>

@@ -56,7 +56,7 @@ struct started_pattern : started_base<Held, Op, pattern_state<T>> {
     pattern_exchange<T, Op> exchange;
     doubling_agreement agreement;
     int gather_tag;
-    bool agreeing = false, gathering = false;
+    bool agreeing = false, exchanged = false, gathering = false;
 
     // An operation that cannot throw: the agreement, on the checks' failures
     // alone, goes along with the runs (as the blocking call's MPI_Iallreduce
@@ -76,8 +76,8 @@ struct started_pattern : started_base<Held, Op, pattern_state<T>> {
                 const auto [candidate, text] = part();
                 agreement.begin(candidate, text);
             }
-            const bool folded = exchange.step(may_wait);
-            if (!agreement.step(may_wait) || !folded) return false;
+            if (!exchanged) exchanged = exchange.step(may_wait);
+            if (!agreement.step(may_wait) || !exchanged) return false;
         } else if (!step_then_agree(exchange, agreement, agreeing, may_wait, part)) {
             return false;
         }
@@ -92,10 +92,18 @@ struct started_pattern : started_base<Held, Op, pattern_state<T>> {
         return true;
     }
 
-    // After the agreement: the error where any rank failed, else the report.
+    // After the agreement: where any rank failed, the lowest failing rank's
+    // error on every rank, as the blocking call throws it (that rank its own
+    // whole text; the agreement carries its first agreed_text_bytes); else
+    // the report.
     report finish()
     {
-        throw_agreed(exchange.failure(), agreement.first());
+        if (const auto& first = agreement.first()) {
+            const std::string& mine = exchange.failure();
+            const std::string& text = first->rank == this->buffers->l.rank && !mine.empty() ? mine : first->text;
+            fail("pattern plan reduce failed on " +
+                 (text.empty() ? "rank " + std::to_string(first->rank) : text));
+        }
         if constexpr (sparse_matrix<typename Held::type>)
             if (exchange.output()) finish_matrix(this->out.get(), this->buffers->split, this->buffers->staged);
         return this->buffers->traffic;

@@ -22,6 +22,9 @@ class reduce_request;
 
 namespace sparse_reduce::detail {
 
+// The room a plan keeps for its started call's state (no start allocates it).
+inline constexpr std::size_t started_room_bytes = 4096;
+
 struct started_call {
     pending_run run;
     std::optional<call_arena::lease> lease; // the arena the state lives in

@@ -22,7 +22,10 @@
 //              start s for its broadcast (status 1000 + 4s, streams + 1
 //              and + 2) and s + 1 for its reduce; a started
 //              recursive_doubling or split_allgather takes start s, its
-//              data on 1000 + 4s + 1 and its agreement on + 2
+//              data on 1000 + 4s + 1 and its agreement on + 2; a started
+//              pattern plan call (collective/pattern_start.hpp) takes start
+//              s, its values on + 1, its agreement on + 2, an allreduce's
+//              sums on + 3
 
 #include <cstddef>
 

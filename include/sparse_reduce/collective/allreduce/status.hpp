@@ -140,7 +140,6 @@ inline std::size_t stream_drain_bytes(std::size_t segment_bytes, wire::format f)
 
 // Message buffers a plan keeps between calls (no page faults per call).
 // The room a started allreduce's state takes (allreduce_start.hpp checks it).
-inline constexpr std::size_t started_room_bytes = 4096;
 
 struct exchange_buffers {
     wire_buffer send, receive;

@@ -8,7 +8,8 @@
 // ordered by owner); fold the runs in rank order as they arrive
 // (pattern_exchange). A blocking call agrees on the lowest failing rank
 // with an MPI_Iallreduce that travels with the values; a started one
-// (collective/pattern_start.hpp) by messages once its runs are folded.
+// (collective/pattern_start.hpp) by messages, along with the values where
+// the operation cannot throw, else once its runs are folded.
 
 #include <climits>
 #include <cstddef>
@@ -135,6 +136,7 @@ public:
                 fail("values and out are the same object (the output is made before the values are read)");
             v_ = pattern_values(s, values);
             o_ = pattern_output<T>(s, out);
+            (void)identity<T>(op); // a throw here is this rank's check failure, not the fold's
         } catch (...) {
             failure_ = text_or_out_of_memory([&] { return rank_failure_text(l.rank); });
         }
@@ -158,10 +160,15 @@ public:
         const pattern_layout& l = s_.l;
         if (folding_ && next_ == 0 && !filled_) { // after the caller's agreement is posted
             filled_ = true;
-            T* const o = mine_; // the identity known here: a constant fill (memset) where it can be
-            const T id = identity<T>(op_);
-            const std::size_t owned = l.owned.size();
-            for (std::size_t k = 0; k < owned; ++k) o[k] = id; // the owned sums, identity first
+            try {
+                T* const o = mine_; // the identity known here: a constant fill (memset) where it can be
+                const T id = identity<T>(op_);
+                const std::size_t owned = l.owned.size();
+                for (std::size_t k = 0; k < owned; ++k) o[k] = id; // the owned sums, identity first
+            } catch (...) {
+                fold_failure_ = text_or_out_of_memory([&] { return rank_failure_text(l.rank); });
+                folding_ = false;
+            }
         }
         for (; folding_ && next_ < l.ranks; ++next_) {
             const int r = next_;

@@ -54,7 +54,7 @@ struct pattern_state {
     // built in started_room (no start allocates it), the messages of its
     // agreement on failures.
     started_call started;
-    alignas(std::max_align_t) std::byte started_room[1024];
+    alignas(std::max_align_t) std::byte started_room[started_room_bytes];
     std::vector<std::uint64_t> agreement_send, agreement_receive;
     std::vector<std::byte> agreement_drain;
 };
