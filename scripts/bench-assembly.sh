@@ -11,7 +11,10 @@
 #               repetitions each, the rows taking turns within each
 #   net-pP.csv  with -p P: also P hosts on this machine (scripts/netbench.sh,
 #               links of RATE, default 1gbit), one rank each, Open MPI over
-#               TCP; ROUNDS processes of 10 repetitions. Needs root
+#               TCP, the library reading the network's tuning file
+#               (SPARSE_REDUCE_TUNING: tuning-RATE[-pP].txt of TUNING_DIR,
+#               default doc/results/netbench); ROUNDS processes of 10
+#               repetitions. Needs root
 #   matrix-p2.csv  with --matrix: also matrix assembly (matrix_assembly_bench,
 #               P1 elements on a 1001 x 1001 grid), PETSc's MatSetValues +
 #               MatAssembly and MatSetValuesCOO against the fixed-pattern
@@ -67,7 +70,8 @@ if [[ -n $hosts ]]; then
     files+=("$out/net-p$hosts.csv")
     rm -f "$out/net-p$hosts.csv"
     for ((i = 0; i < rounds; i++)); do
-        scripts/netbench.sh -p "$hosts" -r "$rate" -- "$bench" --reps 10 --warmup 2 --csv "$tmp" >/dev/null ||
+        scripts/netbench.sh -p "$hosts" -r "$rate" -- -x SPARSE_REDUCE_TUNING="$(network_tuning "$rate" "$hosts")" \
+            "$bench" --reps 10 --warmup 2 --csv "$tmp" >/dev/null ||
             { echo "bench-assembly.sh: P = $hosts on the network failed or mismatched" >&2; exit 1; }
         append "$out/net-p$hosts.csv"
     done

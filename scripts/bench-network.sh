@@ -30,15 +30,10 @@ source scripts/bench-run.sh
 bench_build sparse_reduce_bench
 bench=$PWD/$build/benchmark/sparse_reduce_bench
 [[ $build == /* ]] && bench=$build/benchmark/sparse_reduce_bench
-dir=${TUNING_DIR:-doc/results/netbench}
-[[ $dir == /* ]] || dir=$PWD/$dir
-tuning() { # rate P
-    if [[ -f $dir/tuning-$1-p$2.txt ]]; then echo "$dir/tuning-$1-p$2.txt"; else echo "$dir/tuning-$1.txt"; fi
-}
 echo "rate,P,round,tuning,load,algorithm,wire,ranks,dim,density,dist,type,op,root,min_us,median_us,max_us,bytes,messages,lower_bound_us,ratio_to_bound,speedup_vs_mpi_reduce,check,ratio_to_floor,minflt_per_call" >"$out"
 cell() { # rate P density round
     local tune row line load
-    tune=$(tuning "$1" "$2")
+    tune=$(network_tuning "$1" "$2")
     for row in mpi_reduce "automatic [index_value_vector]" "automatic [span drop-in]"; do
         load=$(cut -d' ' -f1 /proc/loadavg)
         line=$(scripts/netbench.sh -p "$2" -r "$1" -- -x SPARSE_REDUCE_TUNING="$tune" "$bench" --dim 2097152 \

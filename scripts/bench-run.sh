@@ -10,6 +10,16 @@ bench_build() {
     cmake --build "$build" -j2 --target "$@" >/dev/null
 }
 
+# network_tuning RATE P: the tuning file of the network of scripts/netbench.sh
+# at RATE for P hosts, tuning-RATE-pP.txt where it exists, else
+# tuning-RATE.txt, in TUNING_DIR (environment; default doc/results/netbench),
+# as an absolute path (the ranks read it from their namespaces).
+network_tuning() {
+    local dir=${TUNING_DIR:-doc/results/netbench}
+    [[ $dir == /* ]] || dir=$PWD/$dir
+    if [[ -f $dir/tuning-$1-p$2.txt ]]; then echo "$dir/tuning-$1-p$2.txt"; else echo "$dir/tuning-$1.txt"; fi
+}
+
 # run FILE NP ARGS...: runs $bench on NP ranks and appends its CSV rows (one
 # header per file) to FILE, the command and the tables to $log.
 run() {

@@ -15,10 +15,14 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <random>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 namespace sr = sparse_reduce;
 using namespace sparse_reduce_test;
@@ -198,6 +202,91 @@ BOOST_AUTO_TEST_CASE(inputs_sent_in_place_or_copied_fold_alike)
                   edge_out.values()[k] == (i == 5 ? 1.0 : 2.0) * comm.size();
     }
     BOOST_TEST(all_ok(edge_ok && edge_held == edge_out.nnz()));
+}
+
+// Where the tuning makes bytes dear (a network), a slice whose bitmap over
+// its owner's range is smaller than its indices travels as that bitmap; a
+// slice that fills its range sends no indices, under any tuning. Every
+// form folds as the listed one does: results against the serial fold, the
+// forms each rank received (the exchange's counts, kept on the
+// communicator) and the bytes it sent checked.
+BOOST_AUTO_TEST_CASE(slices_travel_as_bitmaps_where_bytes_are_dear)
+{
+    auto& comm = world();
+    const auto me = static_cast<std::size_t>(comm.rank());
+    const std::size_t P = static_cast<std::size_t>(comm.size());
+    // the forms this rank received in the last call, and its bytes sent
+    const auto last = [&] { return sr::detail::state_of(MPI_Comm(comm)).memo<sr::detail::slice_counts>(); };
+    const auto received = [&](sr::detail::slice_form f) {
+        const auto c = last();
+        std::size_t k = 0;
+        for (std::size_t r = 0; r < P; ++r) k += r != me && c.recv[r] && c.recv_form[r] == f;
+        return k;
+    };
+    const std::string path = "/tmp/sparse_reduce_test_network_" + std::to_string(::getpid()) + ".tuning";
+    {
+        std::FILE* f = std::fopen(path.c_str(), "w");
+        BOOST_REQUIRE(f);
+        std::fputs("alpha = 1.5e-04\nbeta = 8.4e-09\n", f); // 1 Gbit/s: 4 beta > gamma
+        std::fclose(f);
+    }
+    const char* before = std::getenv("SPARSE_REDUCE_TUNING");
+    const std::string saved = before ? before : "";
+    unsigned salt = 500;
+    for (const bool network : {true, false}) {
+        if (network) ::setenv("SPARSE_REDUCE_TUNING", path.c_str(), 1);
+        else ::unsetenv("SPARSE_REDUCE_TUNING");
+        BOOST_TEST(sr::detail::bitmap_blocks() == network);
+        for (const double density : {0.01, 0.3, 1.0})
+            for (const bool custom : {false, true}) {
+                const std::size_t n = 6400;
+                BOOST_TEST(check_case<double>(n, density, pattern::uniform, std::plus<>{}, ++salt, custom),
+                           "plus density " << density << " network " << network);
+                BOOST_TEST(check_case<affine>(n, density, pattern::uniform, compose{}, ++salt, custom),
+                           "affine density " << density << " network " << network);
+                // the forms of one call with block ranges: dense in, 32-bit global indices out
+                const auto in = input_of<double>(comm.rank(), comm.size(), n, density, pattern::uniform, std::plus<>{}, salt);
+                sr::index_value_vector<double> out;
+                sr::reduce_scatter(comm, in, out, std::plus<>{});
+                const auto ranges = sr::block_ranges(n, comm.size());
+                const auto c = last();
+                // what each slice takes: its values, and nothing (it fills its
+                // range), a bitmap of the range (where bytes are dear and it is
+                // smaller) or its indices
+                const auto form_of = [&](std::size_t k, std::size_t len) {
+                    return k == len ? sr::detail::slice_form::full
+                           : network && 8 * ((len + 63) / 64) < 4 * k ? sr::detail::slice_form::bitmap
+                                                                     : sr::detail::slice_form::listed;
+                };
+                bool forms = true;
+                std::size_t bytes = 0, bitmaps = 0, full = 0;
+                for (std::size_t d = 0; d < P; ++d) {
+                    if (d == me) continue;
+                    std::size_t k = 0; // this rank's entries in rank d's range
+                    for (std::size_t i = ranges[d]; i < ranges[d + 1]; ++i) k += in[i] != 0;
+                    const std::size_t len = ranges[d + 1] - ranges[d];
+                    if (k) bytes += 8 * k + (form_of(k, len) == sr::detail::slice_form::full     ? 0
+                                             : form_of(k, len) == sr::detail::slice_form::bitmap ? 8 * ((len + 63) / 64)
+                                                                                                 : 4 * k);
+                    // what rank d sent here, by the count it sent
+                    if (c.recv[d]) {
+                        forms = forms && c.recv_form[d] == form_of(c.recv[d], ranges[me + 1] - ranges[me]);
+                        bitmaps += c.recv_form[d] == sr::detail::slice_form::bitmap;
+                        full += c.recv_form[d] == sr::detail::slice_form::full;
+                    }
+                }
+                const std::size_t listed = received(sr::detail::slice_form::listed);
+                // the densities reach each form: 30 % takes bitmaps only where bytes are dear, 100 % full slices
+                if (P > 1 && density == 0.3) forms = forms && (network ? bitmaps > 0 : bitmaps == 0);
+                if (P > 1 && density == 1.0) forms = forms && full == P - 1;
+                BOOST_TEST(all_ok(forms), "forms at density " << density << " network " << network << ": " << bitmaps
+                                                                << " bitmaps, " << full << " full, " << listed << " listed");
+                BOOST_TEST(all_ok(c.last.bytes_sent == bytes),
+                           "bytes at density " << density << ": " << c.last.bytes_sent << " against " << bytes);
+            }
+    }
+    if (before) ::setenv("SPARSE_REDUCE_TUNING", saved.c_str(), 1);
+    std::remove(path.c_str());
 }
 
 // Under zipf skew the balanced ranges keep every rank's share of the result

@@ -267,6 +267,33 @@ BOOST_AUTO_TEST_CASE(bitmap_blocks_hold_what_they_mark)
     BOOST_TEST(first_difference(back, x) == -1);
 }
 
+// reduce_scatter's slices as bitmaps over the owner's range: the indices a
+// bitmap marks come back plus the range's start, in order; a bitmap that
+// marks another count, or an element past the range, is refused.
+BOOST_AUTO_TEST_CASE(index_bitmaps_round_trip)
+{
+    std::mt19937_64 rng(15);
+    for (std::size_t len : {1u, 63u, 64u, 65u, 200u, 4096u})
+        for (double d : {0.0, 0.1, 0.6, 1.0}) {
+            const std::size_t base = 1000 + len;
+            std::vector<std::uint32_t> idx;
+            for (std::size_t i = 0; i < len; ++i)
+                if (d == 1.0 || static_cast<double>(rng() % 1000) < 1000 * d) idx.push_back(static_cast<std::uint32_t>(base + i));
+            std::vector<std::uint64_t> bits(sr::detail::bitmap_words(len) + 1, ~std::uint64_t{0}); // stale bits get cleared
+            sr::detail::write_index_bitmap(idx.data(), idx.size(), base, len, bits.data());
+            BOOST_TEST(bits.back() == ~std::uint64_t{0}); // nothing written past its words
+            std::vector<std::uint32_t> back(idx.size() + 1, 7);
+            BOOST_TEST(sr::detail::read_index_bitmap(bits.data(), len, base, idx.size(), back.data()));
+            back.pop_back();
+            BOOST_TEST(back == idx, "len " << len << " density " << d);
+            BOOST_TEST(!sr::detail::read_index_bitmap(bits.data(), len, base, idx.size() + 1, back.data()));
+            if (len % 64 != 0) {
+                bits[sr::detail::bitmap_words(len) - 1] |= std::uint64_t{1} << 63; // an element past the range
+                BOOST_TEST(!sr::detail::read_index_bitmap(bits.data(), len, base, idx.size() + 1, back.data()));
+            }
+        }
+}
+
 BOOST_AUTO_TEST_CASE(malformed_blocks_throw)
 {
     const std::vector<double> x = {0, 1, 0, 2, 0, 0, 0, 3};

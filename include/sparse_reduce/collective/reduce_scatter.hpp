@@ -21,7 +21,12 @@
 /// values, after one MPI_Alltoall of the entry counts, which carries the
 /// ranks' agreement on the arguments too. Indices are global
 /// uint32 when D fits 32 bits, else offsets within the range (uint32 when
-/// every range is shorter than 2^32, else uint64). An index_value_vector or
+/// every range is shorter than 2^32, else uint64); a slice's indices travel
+/// as a bitmap over the owner's range instead where that is fewer bytes and
+/// the tuning makes bytes dear (cost_model::bitmap_pays, as reduce's
+/// adaptive blocks choose it: $SPARSE_REDUCE_TUNING, else the defaults,
+/// where it does not), and not at all for a slice that fills the range; the
+/// form rides in the top bits of the slice's count. An index_value_vector or
 /// Eigen::SparseVector with 32-bit indices is sent from its own arrays (one
 /// pass checks it; the cuts are binary searches); other inputs are cut in
 /// one pass into a copy. The owner folds the P runs in rank order with the
@@ -82,8 +87,10 @@
 #include "../op/builtin.hpp"
 #include "../repr/representation.hpp"
 #include "../report.hpp"
+#include "../select/tuning.hpp"
 #include "call_check.hpp"
 #include "range_agreement.hpp"
+#include "scatter/slices.hpp"
 
 namespace sparse_reduce {
 
@@ -102,77 +109,6 @@ inline std::vector<std::size_t> block_ranges(std::size_t dimension, int ranks)
 
 namespace detail {
 
-// One rank's non-identity entries cut by range, contiguous per destination:
-// idx / val [cut[d], cut[d + 1]). Indices are global where the dimension
-// fits 32 bits, else offsets within the owner's range. idx / val point into
-// the caller's input (an index/value input that needs no change: nothing is
-// copied) or into index / value, this rank's copy.
-template <class I, class T>
-struct slices {
-    std::vector<I> index;
-    value_vector<T> value;
-    const I* idx = nullptr;
-    const T* val = nullptr;
-    std::vector<std::size_t> cut;
-};
-
-template <class I, class In, class T>
-void cut_by_range(const In& in, std::span<const std::size_t> ranges, const T& id, bool global, slices<I, T>& s)
-{
-    const std::size_t P = ranges.size() - 1;
-    s.cut.assign(P + 1, 0);
-    const std::size_t hint = std::min(stored_entries(in), dimension(in));
-    s.index.clear();
-    s.value.clear();
-    s.index.reserve(hint);
-    s.value.reserve(hint);
-    std::size_t d = 0;
-    for (auto r = make_reader(in, id); !r.done(); r.next()) {
-        if (same_value(r.value(), id)) continue; // an explicit identity stored in a sparse input
-        const std::size_t i = r.index();
-        while (i >= ranges[d + 1]) s.cut[++d] = s.index.size();
-        s.index.push_back(static_cast<I>(global ? i : i - ranges[d]));
-        s.value.push_back(r.value());
-    }
-    while (d < P) s.cut[++d] = s.index.size();
-    s.idx = s.index.data();
-    s.val = s.value.data();
-}
-
-// An index/value input with 32-bit indices, sent as it is: one pass checks
-// that its indices increase within the dimension and that it stores no
-// identity, then the cuts are binary searches. False (nothing decided) for
-// any other input: the copying cut then reads it, and throws on a corrupt one.
-template <class In, class T>
-bool cut_in_place(const In& in, std::span<const std::size_t> ranges, const T& id, slices<std::uint32_t, T>& s)
-{
-    using R = repr_traits<std::remove_cvref_t<In>>;
-    if constexpr (R::kind != repr_kind::index_value) return false;
-    else {
-        using Idx = typename R::index_type;
-        if constexpr (sizeof(Idx) != 4 || !std::is_integral_v<Idx>) return false;
-        else {
-            // a signed index reads as its unsigned twin, so a negative one is out
-            // of range only where the dimension stays below 2^31
-            if (std::is_signed_v<Idx> && dimension(in) > (std::size_t{1} << 31)) return false;
-            const auto ix = R::indices(in);
-            const auto v = R::values(in);
-            const auto* u = reinterpret_cast<const std::uint32_t*>(ix.data()); // a signed index reads as its unsigned twin
-            const std::size_t n = ix.size(), dim = dimension(in);
-            for (std::size_t k = 0; k < n; ++k)
-                if (u[k] >= dim || (k > 0 && u[k] <= u[k - 1]) || same_value(v[k], id)) return false;
-            const std::size_t P = ranges.size() - 1;
-            s.cut.assign(P + 1, n);
-            s.cut[0] = 0;
-            for (std::size_t d = 1; d < P; ++d)
-                s.cut[d] = static_cast<std::size_t>(std::lower_bound(u, u + n, ranges[d]) - u);
-            s.idx = u;
-            s.val = v.data();
-            return true;
-        }
-    }
-}
-
 // One run of a fold: a rank's entries in this rank's range.
 template <class I, class T>
 struct run_view {
@@ -183,13 +119,16 @@ struct run_view {
 
 // The room of the exchange and the fold, kept on the communicator (a memo of
 // comm_state) so a loop of calls allocates nothing once its sizes settle:
-// what arrives (the other ranks' runs, packed in rank order) and two areas
-// for the rounds of the fold.
+// what arrives (the other ranks' runs, packed in rank order; the bitmaps
+// of those that come as bitmaps, from word bits_at[r]) and two areas for
+// the rounds of the fold.
 template <class I, class T>
 struct scatter_room {
     slices<I, T> s;
     std::vector<I> idx, tmp_idx[2];
     value_vector<T> val, tmp_val[2];
+    std::vector<std::uint64_t> bits;
+    std::vector<std::size_t> bits_at;
     std::vector<run_view<I, T>> runs, next;
 };
 
@@ -249,51 +188,21 @@ std::size_t fold_into(scatter_room<I, T>& room, Out& out, std::size_t dim, std::
     return n;
 }
 
-// The exchange goes in pieces of 1 MiB, so that a rank without room for
-// what it receives can take every piece into the communicator's drain of
-// one piece (comm_state's, made before the ranks agree) and drop it.
-inline constexpr std::size_t scatter_piece_bytes = std::size_t{1} << 20;
-
-// The requests a slice of `entries` takes: its indices' pieces and its values'.
-template <class I, class T>
-std::size_t slice_pieces(std::uint64_t entries)
+// The messages of one slice, either way: its indices in their form (from
+// or into `indices`; none for a full slice), then its values.
+template <class I, class T, class Bytes>
+void slice_messages(slice_form f, std::size_t n, std::size_t len, Bytes&& bytes, void* indices, void* values)
 {
-    return pieces_of(entries * sizeof(I), scatter_piece_bytes) + pieces_of(entries * sizeof(T), scatter_piece_bytes);
+    if (const std::size_t b = index_wire_bytes(f, n, len, sizeof(I))) bytes(indices, b, scatter_offset_tag);
+    bytes(values, n * sizeof(T), scatter_value_tag);
 }
-
-// The exchange's counts: what this rank sends to and receives from each
-// rank, where each rank's run lands among those received, and the requests,
-// room for this rank's sends made once its input is cut (before the ranks
-// agree, so a rank without room for them fails the call everywhere).
-struct slice_counts {
-    std::vector<std::uint64_t> send, recv;
-    std::vector<std::size_t> at;
-    std::vector<MPI_Request> reqs;
-    void resize(std::size_t P)
-    {
-        send.assign(P, 0);
-        recv.assign(P, 0);
-        at.assign(P + 1, 0);
-        reqs.clear();
-    }
-
-    template <class I, class T>
-    void count_sends(const slices<I, T>& s, std::size_t self)
-    {
-        std::size_t posts = 0;
-        for (std::size_t d = 0; d < send.size(); ++d) {
-            send[d] = s.cut[d + 1] - s.cut[d];
-            if (d != self && send[d]) posts += slice_pieces<I, T>(send[d]);
-        }
-        reqs.reserve(posts);
-    }
-};
 
 // Room for what arrives and for the fold's rounds (throws when there is none).
 template <class I, class T>
-void make_room(scatter_room<I, T>& room, slice_counts& c, std::size_t self, std::size_t own)
+void make_room(scatter_room<I, T>& room, slice_counts& c, std::span<const std::size_t> ranges, std::size_t self,
+               std::size_t own)
 {
-    const std::size_t P = c.recv.size(), arriving = c.at[P], total = arriving + own;
+    const std::size_t P = c.recv.size(), arriving = c.at[P], total = arriving + own, mine = ranges[self + 1] - ranges[self];
     if (room.idx.size() < arriving) room.idx.resize(arriving);
     if (room.val.size() < arriving) room.val.resize(arriving);
     for (int a = 0; a < 2 && P > 1; ++a) {
@@ -302,10 +211,45 @@ void make_room(scatter_room<I, T>& room, slice_counts& c, std::size_t self, std:
     }
     room.runs.reserve(P);
     room.next.reserve(P);
-    std::size_t posts = 0; // the sends' and the receives': reserved once sizes settle
-    for (std::size_t r = 0; r < P; ++r)
-        if (r != self) posts += (c.send[r] ? slice_pieces<I, T>(c.send[r]) : 0) + (c.recv[r] ? slice_pieces<I, T>(c.recv[r]) : 0);
+    room.bits_at.assign(P, 0);
+    std::size_t posts = 0, words = 0; // the sends' and the receives': reserved once sizes settle
+    for (std::size_t r = 0; r < P; ++r) {
+        if (r == self) continue;
+        if (c.send[r])
+            posts += message_pieces(index_wire_bytes(c.send_form[r], c.send[r], ranges[r + 1] - ranges[r], sizeof(I))) +
+                     message_pieces(c.send[r] * sizeof(T));
+        if (c.recv[r])
+            posts += message_pieces(index_wire_bytes(c.recv_form[r], c.recv[r], mine, sizeof(I))) +
+                     message_pieces(c.recv[r] * sizeof(T));
+        if (c.recv_form[r] == slice_form::bitmap) {
+            room.bits_at[r] = words;
+            words += bitmap_words(mine);
+        }
+    }
+    if (room.bits.size() < words) room.bits.resize(words);
     c.reqs.reserve(posts);
+}
+
+// The indices of the runs that came as bitmaps or full, written out where
+// listed ones land; base: what a wire index adds to be this rank's index
+// type (global indices: the range's start; offsets: 0). Empty, else why not.
+template <class I, class T>
+std::string unpack_indices(scatter_room<I, T>& room, const slice_counts& c, std::size_t lo, std::size_t len,
+                           std::size_t self, std::size_t base)
+{
+    for (std::size_t r = 0; r < c.recv.size(); ++r) {
+        if (r == self || !c.recv[r]) continue;
+        I* out = room.idx.data() + c.at[r];
+        const auto n = static_cast<std::size_t>(c.recv[r]);
+        if (c.recv_form[r] == slice_form::full) {
+            if (n != len) return "reduce_scatter: rank " + std::to_string(r) + " sent a full slice of " + std::to_string(n) +
+                                 " entries for a range of " + std::to_string(len) + " (" + std::to_string(lo) + "...)";
+            for (std::size_t k = 0; k < n; ++k) out[k] = static_cast<I>(base + k);
+        } else if (c.recv_form[r] == slice_form::bitmap &&
+                   !read_index_bitmap(room.bits.data() + room.bits_at[r], len, base, n, out))
+            return "reduce_scatter: rank " + std::to_string(r) + "'s bitmap does not mark its " + std::to_string(n) + " entries";
+    }
+    return {};
 }
 
 // Once the counts are exchanged (agree_and_count), a rank makes the room
@@ -321,50 +265,60 @@ void scatter_with(MPI_Comm pc, std::size_t dim, Out& out, const Op& op, std::spa
     MPI_Comm_rank(pc, &me);
     MPI_Comm_size(pc, &ranks);
     const auto P = static_cast<std::size_t>(ranks), self = static_cast<std::size_t>(me);
-    const slices<I, T>& s = room.s;
+    const std::size_t lo = ranges[self], mine = ranges[self + 1] - lo;
+    slices<I, T>& s = room.s;
+    c.take_forms();
     for (std::size_t r = 0; r < P; ++r) c.at[r + 1] = c.at[r] + (r != self ? static_cast<std::size_t>(c.recv[r]) : 0);
     std::string failure;
     try {
-        make_room(room, c, self, static_cast<std::size_t>(c.send[self]));
+        make_room(room, c, ranges, self, static_cast<std::size_t>(c.send[self]));
     } catch (...) {
         failure = text_or_out_of_memory([&] { return rank_failure_text(me); });
     }
     const bool has_room = failure.empty();
     for (std::size_t r = 0; has_room && r < P; ++r)
         if (c.recv[r] && r != self) {
-            irecv_bytes(room.idx.data() + c.at[r], c.recv[r] * sizeof(I), static_cast<int>(r), scatter_offset_tag, pc,
-                        c.reqs, scatter_piece_bytes);
-            irecv_bytes(room.val.data() + c.at[r], c.recv[r] * sizeof(T), static_cast<int>(r), scatter_value_tag, pc,
-                        c.reqs, scatter_piece_bytes);
+            void* indices = c.recv_form[r] == slice_form::bitmap ? static_cast<void*>(room.bits.data() + room.bits_at[r])
+                                                                 : static_cast<void*>(room.idx.data() + c.at[r]);
+            slice_messages<I, T>(c.recv_form[r], c.recv[r], mine,
+                                 [&](void* p, std::size_t b, int tag) {
+                                     irecv_bytes(p, b, static_cast<int>(r), tag, pc, c.reqs, scatter_piece_bytes);
+                                     rep.bytes_received += b;
+                                 },
+                                 indices, room.val.data() + c.at[r]);
         }
     for (std::size_t k = 1; k < P; ++k) {
         const std::size_t d = (self + k) % P;
         if (!c.send[d]) continue;
-        isend_bytes(s.idx + s.cut[d], c.send[d] * sizeof(I), static_cast<int>(d), scatter_offset_tag, pc, c.reqs,
-                    scatter_piece_bytes);
-        isend_bytes(s.val + s.cut[d], c.send[d] * sizeof(T), static_cast<int>(d), scatter_value_tag, pc, c.reqs,
-                    scatter_piece_bytes);
-        rep.bytes_sent += c.send[d] * (sizeof(I) + sizeof(T));
-        rep.messages_sent += 2;
+        const void* indices = c.send_form[d] == slice_form::bitmap ? static_cast<const void*>(s.bits.data() + s.bits_at[d])
+                                                                   : static_cast<const void*>(s.idx + s.cut[d]);
+        slice_messages<I, T>(c.send_form[d], c.send[d], ranges[d + 1] - ranges[d],
+                             [&](void* p, std::size_t b, int tag) {
+                                 isend_bytes(p, b, static_cast<int>(d), tag, pc, c.reqs, scatter_piece_bytes);
+                                 rep.bytes_sent += b;
+                                 ++rep.messages_sent;
+                             },
+                             const_cast<void*>(indices), const_cast<T*>(s.val + s.cut[d]));
     }
-    for (std::size_t r = 0; r < P; ++r)
-        if (r != self) rep.bytes_received += c.recv[r] * (sizeof(I) + sizeof(T));
     if (!has_room)
         for (std::size_t r = 0; r < P; ++r)
-            if (c.recv[r] && r != self) {
-                drop_bytes(drain, c.recv[r] * sizeof(I), scatter_piece_bytes, static_cast<int>(r), scatter_offset_tag, pc);
-                drop_bytes(drain, c.recv[r] * sizeof(T), scatter_piece_bytes, static_cast<int>(r), scatter_value_tag, pc);
-            }
+            if (c.recv[r] && r != self)
+                slice_messages<I, T>(c.recv_form[r], c.recv[r], mine,
+                                     [&](void*, std::size_t b, int tag) {
+                                         drop_bytes(drain, b, scatter_piece_bytes, static_cast<int>(r), tag, pc);
+                                     },
+                                     nullptr, nullptr);
     wait_all(c.reqs);
 
     if (has_room) try {
+            failure = unpack_indices(room, c, lo, mine, self, global ? lo : 0);
             room.runs.clear(); // rank order; empty runs left out
-            for (std::size_t r = 0; r < P; ++r) {
+            for (std::size_t r = 0; failure.empty() && r < P; ++r) {
                 if (r == self && c.send[self]) room.runs.push_back({s.idx + s.cut[self], s.val + s.cut[self], s.cut[self + 1] - s.cut[self]});
                 if (r != self && c.recv[r])
                     room.runs.push_back({room.idx.data() + c.at[r], room.val.data() + c.at[r], static_cast<std::size_t>(c.recv[r])});
             }
-            fold_into(room, out, dim, global ? 0 : ranges[self], op, id);
+            if (failure.empty()) fold_into(room, out, dim, global ? 0 : lo, op, id);
         } catch (...) {
             failure = text_or_out_of_memory([&] { return rank_failure_text(me); });
         }
@@ -395,17 +349,18 @@ struct cut_input {
         narrow ? r32->s.cut.assign(ranges.size(), 0) : r64->s.cut.assign(ranges.size(), 0);
     }
     // Throws on a corrupt input. An input that is also the output is copied.
+    // bitmap: whether slices may travel as bitmaps (bitmap_blocks()).
     template <class In>
-    void cut(const In& in, std::span<const std::size_t> ranges, const T& id, std::size_t self, bool is_output)
+    void cut(const In& in, std::span<const std::size_t> ranges, const T& id, std::size_t self, bool is_output, bool bitmap)
     {
         if (!narrow) {
             cut_by_range<std::uint64_t>(in, ranges, id, false, r64->s);
-            counts->count_sends(r64->s, self);
+            counts->count_sends(r64->s, ranges, self, false, bitmap);
             return;
         }
         if (!(global && !is_output && cut_in_place(in, ranges, id, r32->s)))
             cut_by_range<std::uint32_t>(in, ranges, id, global, r32->s);
-        counts->count_sends(r32->s, self);
+        counts->count_sends(r32->s, ranges, self, global, bitmap);
     }
     // The exchange and fold, once the ranks agree on dim and ranges and
     // their counts are in (agree_and_count).
@@ -452,7 +407,9 @@ std::vector<std::size_t> reduce_scatter_checked(const boost::mpi::communicator& 
         if (failure.empty()) {
             cut.emplace(state, used, dim);
             failure = detail::identity_law_violation(op, id, in);
-            if (failure.empty()) cut->cut(in, used, id, static_cast<std::size_t>(comm.rank()), detail::same_object(in, out));
+            if (failure.empty())
+                cut->cut(in, used, id, static_cast<std::size_t>(comm.rank()), detail::same_object(in, out),
+                         detail::bitmap_blocks());
         }
     } catch (...) {
         failure = detail::caught_text();
@@ -460,10 +417,10 @@ std::vector<std::size_t> reduce_scatter_checked(const boost::mpi::communicator& 
     detail::slice_counts* counts = cut ? cut->counts : nullptr; // (null: this rank failed before it counted)
     detail::agree_and_count(pc, detail::agreed_counted_words(state, pc), dim,
                             failure.empty() ? detail::hash_ranges(used) : 0, failure,
-                            counts ? std::span<const std::uint64_t>(counts->send) : std::span<const std::uint64_t>(),
+                            counts ? std::span<const std::uint64_t>(counts->wire) : std::span<const std::uint64_t>(),
                             counts ? std::span<std::uint64_t>(counts->recv) : std::span<std::uint64_t>(), "reduce_scatter");
-    report ignored;
-    cut->scatter_and_fold(pc, dim, out, op, used, id, drain_holder.drain(), ignored);
+    counts->last = report{};
+    cut->scatter_and_fold(pc, dim, out, op, used, id, drain_holder.drain(), counts->last);
     return used;
 }
 

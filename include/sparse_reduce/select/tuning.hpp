@@ -165,6 +165,12 @@ bool bitmap_blocks(const Policy& policy) noexcept
     }
 }
 
+// The same for a call without a policy: $SPARSE_REDUCE_TUNING, else the defaults.
+inline bool bitmap_blocks() noexcept
+{
+    return bitmap_blocks(0);
+}
+
 } // namespace detail
 
 } // namespace sparse_reduce

@@ -128,6 +128,31 @@ private:
     std::uint64_t word_ = 0;
 };
 
+// The bitmap of n increasing indices, each less `base` below len: the
+// words zeroed, then marked.
+template <class I>
+void write_index_bitmap(const I* idx, std::size_t n, std::size_t base, std::size_t len, std::uint64_t* bits)
+{
+    std::memset(static_cast<void*>(bits), 0, bitmap_words(len) * 8);
+    bitmap_marker marks(bits);
+    for (std::size_t k = 0; k < n; ++k) marks.mark(static_cast<std::size_t>(idx[k]) - base);
+    marks.finish();
+}
+
+// The indices a bitmap of len elements marks, each plus `base`, in
+// increasing order into out (room for n): false, with out unspecified,
+// unless it marks exactly n elements below len.
+template <class I>
+bool read_index_bitmap(const std::uint64_t* bits, std::size_t len, std::size_t base, std::size_t n, I* out)
+{
+    if (bitmap_count(bits, len) != n) return false;
+    const std::size_t words = bitmap_words(len);
+    for (std::size_t w = 0; w < words; ++w)
+        for (std::uint64_t x = bits[w]; x != 0; x &= x - 1)
+            *out++ = static_cast<I>(base + w * 64 + static_cast<std::size_t>(std::countr_zero(x)));
+    return true;
+}
+
 // Writes the bitmap and values of a reader's entries (indices below len;
 // identities dropped); returns the entries written.
 template <class T, class Reader>

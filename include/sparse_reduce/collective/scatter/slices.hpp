@@ -1,0 +1,194 @@
+#pragma once
+// reduce_scatter's slices (collective/reduce_scatter.hpp): one rank's
+// entries cut by the owners' ranges, the form each slice's indices travel
+// in, and the counts of the exchange, which carry those forms.
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <type_traits>
+#include <vector>
+
+#include <mpi.h>
+
+#include "../../detail/uninit_vector.hpp"
+#include "../../detail/value_equal.hpp"
+#include "../../kernel/entry_stream.hpp"
+#include "../../mpi/bytes.hpp"
+#include "../../repr/representation.hpp"
+#include "../../report.hpp"
+#include "../../wire/bitmap.hpp"
+
+namespace sparse_reduce::detail {
+
+// One rank's non-identity entries cut by range, contiguous per destination:
+// idx / val [cut[d], cut[d + 1]). Indices are global where the dimension
+// fits 32 bits, else offsets within the owner's range. idx / val point into
+// the caller's input (an index/value input that needs no change: nothing is
+// copied) or into index / value, this rank's copy. bits: the bitmaps of the
+// slices sent as bitmaps, from word bits_at[d] (slice_counts::count_sends).
+template <class I, class T>
+struct slices {
+    std::vector<I> index;
+    value_vector<T> value;
+    const I* idx = nullptr;
+    const T* val = nullptr;
+    std::vector<std::size_t> cut;
+    std::vector<std::uint64_t> bits;
+    std::vector<std::size_t> bits_at;
+};
+
+// How a slice's indices travel, told to the owner in the top bits of the
+// slice's count (the exchange of counts carries it: no header):
+//   listed  sizeof(I) bytes an entry;
+//   bitmap  a bit per element of the owner's range (wire/bitmap.hpp), where
+//           that is fewer bytes and the tuning makes bytes dear
+//           (cost_model::bitmap_pays: a network, not shared memory);
+//   full    none: the slice holds every element of the range.
+enum class slice_form : std::uint64_t { listed = 0, bitmap = 1, full = 2 };
+inline constexpr int slice_form_shift = 62;
+inline constexpr std::uint64_t slice_count_mask = (std::uint64_t{1} << slice_form_shift) - 1;
+
+inline slice_form form_of_slice(std::size_t n, std::size_t len, std::size_t index_bytes, bool bitmap)
+{
+    if (n != 0 && n == len) return slice_form::full;
+    if (bitmap && 8 * bitmap_words(len) < n * index_bytes) return slice_form::bitmap;
+    return slice_form::listed;
+}
+
+// The bytes of a slice's indices on the wire.
+inline std::size_t index_wire_bytes(slice_form f, std::size_t n, std::size_t len, std::size_t index_bytes)
+{
+    return f == slice_form::bitmap ? 8 * bitmap_words(len) : f == slice_form::full ? 0 : n * index_bytes;
+}
+
+template <class I, class In, class T>
+void cut_by_range(const In& in, std::span<const std::size_t> ranges, const T& id, bool global, slices<I, T>& s)
+{
+    const std::size_t P = ranges.size() - 1;
+    s.cut.assign(P + 1, 0);
+    const std::size_t hint = std::min(stored_entries(in), dimension(in));
+    s.index.clear();
+    s.value.clear();
+    s.index.reserve(hint);
+    s.value.reserve(hint);
+    std::size_t d = 0;
+    for (auto r = make_reader(in, id); !r.done(); r.next()) {
+        if (same_value(r.value(), id)) continue; // an explicit identity stored in a sparse input
+        const std::size_t i = r.index();
+        while (i >= ranges[d + 1]) s.cut[++d] = s.index.size();
+        s.index.push_back(static_cast<I>(global ? i : i - ranges[d]));
+        s.value.push_back(r.value());
+    }
+    while (d < P) s.cut[++d] = s.index.size();
+    s.idx = s.index.data();
+    s.val = s.value.data();
+}
+
+// An index/value input with 32-bit indices, sent as it is: one pass checks
+// that its indices increase within the dimension and that it stores no
+// identity, then the cuts are binary searches. False (nothing decided) for
+// any other input: the copying cut then reads it, and throws on a corrupt one.
+template <class In, class T>
+bool cut_in_place(const In& in, std::span<const std::size_t> ranges, const T& id, slices<std::uint32_t, T>& s)
+{
+    using R = repr_traits<std::remove_cvref_t<In>>;
+    if constexpr (R::kind != repr_kind::index_value) return false;
+    else {
+        using Idx = typename R::index_type;
+        if constexpr (sizeof(Idx) != 4 || !std::is_integral_v<Idx>) return false;
+        else {
+            // a signed index reads as its unsigned twin, so a negative one is out
+            // of range only where the dimension stays below 2^31
+            if (std::is_signed_v<Idx> && dimension(in) > (std::size_t{1} << 31)) return false;
+            const auto ix = R::indices(in);
+            const auto v = R::values(in);
+            const auto* u = reinterpret_cast<const std::uint32_t*>(ix.data()); // a signed index reads as its unsigned twin
+            const std::size_t n = ix.size(), dim = dimension(in);
+            for (std::size_t k = 0; k < n; ++k)
+                if (u[k] >= dim || (k > 0 && u[k] <= u[k - 1]) || same_value(v[k], id)) return false;
+            const std::size_t P = ranges.size() - 1;
+            s.cut.assign(P + 1, n);
+            s.cut[0] = 0;
+            for (std::size_t d = 1; d < P; ++d)
+                s.cut[d] = static_cast<std::size_t>(std::lower_bound(u, u + n, ranges[d]) - u);
+            s.idx = u;
+            s.val = v.data();
+            return true;
+        }
+    }
+}
+
+// The exchange goes in pieces of 1 MiB, so that a rank without room for
+// what it receives can take every piece into the communicator's drain of
+// one piece (comm_state's, made before the ranks agree) and drop it.
+inline constexpr std::size_t scatter_piece_bytes = std::size_t{1} << 20;
+
+// The requests of a message of `bytes` (none for none).
+inline std::size_t message_pieces(std::size_t bytes)
+{
+    return bytes ? pieces_of(bytes, scatter_piece_bytes) : 0;
+}
+
+// The exchange's counts: what this rank sends to and receives from each
+// rank, the forms of those slices' indices, where each rank's run lands
+// among those received, and the requests, room for this rank's sends made
+// once its input is cut (before the ranks agree, so a rank without room for
+// them fails the call everywhere). wire: the counts as the exchange sends
+// them, forms included. last: the latest call's traffic on this rank.
+struct slice_counts {
+    std::vector<std::uint64_t> send, recv, wire;
+    std::vector<slice_form> send_form, recv_form;
+    std::vector<std::size_t> at;
+    std::vector<MPI_Request> reqs;
+    report last;
+    void resize(std::size_t P)
+    {
+        send.assign(P, 0);
+        recv.assign(P, 0);
+        wire.assign(P, 0);
+        send_form.assign(P, slice_form::listed);
+        recv_form.assign(P, slice_form::listed);
+        at.assign(P + 1, 0);
+        reqs.clear();
+    }
+
+    // The counts and forms of this rank's slices, and the bitmaps of those
+    // sent as bitmaps; `bitmap`: whether the form may be taken.
+    template <class I, class T>
+    void count_sends(slices<I, T>& s, std::span<const std::size_t> ranges, std::size_t self, bool global, bool bitmap)
+    {
+        std::size_t posts = 0, words = 0;
+        s.bits_at.assign(send.size(), 0);
+        for (std::size_t d = 0; d < send.size(); ++d) {
+            const std::size_t n = s.cut[d + 1] - s.cut[d], len = ranges[d + 1] - ranges[d];
+            send[d] = n;
+            send_form[d] = d == self ? slice_form::listed : form_of_slice(n, len, sizeof(I), bitmap);
+            wire[d] = n | static_cast<std::uint64_t>(send_form[d]) << slice_form_shift;
+            if (send_form[d] == slice_form::bitmap) {
+                s.bits_at[d] = words;
+                words += bitmap_words(len);
+            }
+            if (d != self && n)
+                posts += message_pieces(index_wire_bytes(send_form[d], n, len, sizeof(I))) + message_pieces(n * sizeof(T));
+        }
+        reqs.reserve(posts);
+        if (s.bits.size() < words) s.bits.resize(words);
+        for (std::size_t d = 0; d < send.size(); ++d)
+            if (send_form[d] == slice_form::bitmap)
+                write_index_bitmap(s.idx + s.cut[d], send[d], global ? ranges[d] : 0, ranges[d + 1] - ranges[d],
+                                   s.bits.data() + s.bits_at[d]);
+    }
+
+    // The received counts' forms taken out of them (after the exchange).
+    void take_forms()
+    {
+        for (std::size_t r = 0; r < recv.size(); ++r) {
+            recv_form[r] = static_cast<slice_form>(recv[r] >> slice_form_shift);
+            recv[r] &= slice_count_mask;
+        }
+    }
+};
+
+} // namespace sparse_reduce::detail
