@@ -22,7 +22,11 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <stdexcept>
+#include <string>
 #include <vector>
+
+#include <unistd.h>
 
 namespace sparse_reduce_test {
 
@@ -70,6 +74,33 @@ inline bool all_ok(bool local_ok)
     const int mine = local_ok ? 1 : 0;
     return boost::mpi::all_reduce(world(), mine, boost::mpi::minimum<int>()) == 1;
 }
+
+// $SPARSE_REDUCE_TUNING set, for this scope, to a tuning file of a 1 Gbit/s
+// network (bytes dear: cost_model::bitmap_pays), written for this process;
+// the variable as it was and no file afterwards, however the scope ends.
+class scoped_network_tuning {
+public:
+    scoped_network_tuning() : path_("/tmp/sparse_reduce_test_network_" + std::to_string(::getpid()) + ".tuning")
+    {
+        if (const char* v = std::getenv("SPARSE_REDUCE_TUNING")) before_ = v, had_ = true;
+        std::FILE* f = std::fopen(path_.c_str(), "w");
+        if (!f || std::fputs("alpha = 1.5e-04\nbeta = 8.4e-09\n", f) < 0 || std::fclose(f) != 0)
+            throw std::runtime_error("cannot write " + path_);
+        ::setenv("SPARSE_REDUCE_TUNING", path_.c_str(), 1);
+    }
+    ~scoped_network_tuning()
+    {
+        if (had_) ::setenv("SPARSE_REDUCE_TUNING", before_.c_str(), 1);
+        else ::unsetenv("SPARSE_REDUCE_TUNING");
+        std::remove(path_.c_str());
+    }
+    scoped_network_tuning(const scoped_network_tuning&) = delete;
+    scoped_network_tuning& operator=(const scoped_network_tuning&) = delete;
+
+private:
+    std::string path_, before_;
+    bool had_ = false;
+};
 
 // The roots a rooted collective is tested at: 0, the last rank and the
 // middle one, each once.

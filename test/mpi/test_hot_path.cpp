@@ -215,6 +215,18 @@ BOOST_AUTO_TEST_CASE(reduce_scatter_and_pattern_plan_calls_allocate_nothing_in_s
     Eigen::SparseVector<double> out;
     const std::size_t a = allocations_of([&] { sr::reduce_scatter(comm, in, out, std::plus<>{}); });
     BOOST_TEST(a == 20u, "reduce_scatter: " << a << " allocations in 20 calls (20 for the ranges returned)");
+    {
+        // where bytes are dear, the same with slices as bitmaps (each call reads the tuning)
+        const scoped_network_tuning tuning;
+        std::vector<double> dense(dim, 0.0); // dense enough for bitmaps
+        for (std::size_t i = static_cast<std::size_t>(comm.rank()) % 2; i < dim; i += 2) dense[i] = 1.0;
+        const std::size_t t = allocations_of([&] { sr::reduce_scatter(comm, std::span<const double>(dense), out, std::plus<>{}); });
+        BOOST_TEST(t == 20u, "reduce_scatter with bitmaps: " << t << " allocations in 20 calls (20 for the ranges returned)");
+        const auto& counts = sr::detail::state_of(MPI_Comm(comm)).memo<sr::detail::slice_counts>();
+        std::size_t bitmaps = 0;
+        for (std::size_t r = 0; r < counts.recv.size(); ++r) bitmaps += counts.recv_form[r] == sr::detail::slice_form::bitmap;
+        BOOST_TEST(all_ok(comm.size() == 1 || bitmaps > 0), bitmaps << " slices received as bitmaps");
+    }
     auto plan = sr::make_pattern_plan<double>(comm, dim, in, sr::pattern_target::all());
     std::vector<double> sums;
     const std::size_t b = allocations_of([&] { plan.reduce(in, sums, std::plus<>{}); });

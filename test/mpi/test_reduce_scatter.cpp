@@ -18,11 +18,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <map>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
-
-#include <unistd.h>
 
 namespace sr = sparse_reduce;
 using namespace sparse_reduce_test;
@@ -223,20 +223,12 @@ BOOST_AUTO_TEST_CASE(slices_travel_as_bitmaps_where_bytes_are_dear)
         for (std::size_t r = 0; r < P; ++r) k += r != me && c.recv[r] && c.recv_form[r] == f;
         return k;
     };
-    const std::string path = "/tmp/sparse_reduce_test_network_" + std::to_string(::getpid()) + ".tuning";
-    {
-        std::FILE* f = std::fopen(path.c_str(), "w");
-        BOOST_REQUIRE(f);
-        std::fputs("alpha = 1.5e-04\nbeta = 8.4e-09\n", f); // 1 Gbit/s: 4 beta > gamma
-        std::fclose(f);
-    }
-    const char* before = std::getenv("SPARSE_REDUCE_TUNING");
-    const std::string saved = before ? before : "";
     unsigned salt = 500;
     for (const bool network : {true, false}) {
-        if (network) ::setenv("SPARSE_REDUCE_TUNING", path.c_str(), 1);
-        else ::unsetenv("SPARSE_REDUCE_TUNING");
-        BOOST_TEST(sr::detail::bitmap_blocks() == network);
+        std::optional<scoped_network_tuning> tuning;
+        if (network) tuning.emplace();
+        const bool dear = sr::detail::bitmap_blocks(); // a tuning set outside the test may say so too
+        if (network || !std::getenv("SPARSE_REDUCE_TUNING")) BOOST_TEST(dear == network);
         for (const double density : {0.01, 0.3, 1.0})
             for (const bool custom : {false, true}) {
                 const std::size_t n = 6400;
@@ -255,7 +247,7 @@ BOOST_AUTO_TEST_CASE(slices_travel_as_bitmaps_where_bytes_are_dear)
                 // smaller) or its indices
                 const auto form_of = [&](std::size_t k, std::size_t len) {
                     return k == len ? sr::detail::slice_form::full
-                           : network && 8 * ((len + 63) / 64) < 4 * k ? sr::detail::slice_form::bitmap
+                           : dear && 8 * ((len + 63) / 64) < 4 * k ? sr::detail::slice_form::bitmap
                                                                      : sr::detail::slice_form::listed;
                 };
                 bool forms = true;
@@ -277,7 +269,7 @@ BOOST_AUTO_TEST_CASE(slices_travel_as_bitmaps_where_bytes_are_dear)
                 }
                 const std::size_t listed = received(sr::detail::slice_form::listed);
                 // the densities reach each form: 30 % takes bitmaps only where bytes are dear, 100 % full slices
-                if (P > 1 && density == 0.3) forms = forms && (network ? bitmaps > 0 : bitmaps == 0);
+                if (P > 1 && density == 0.3) forms = forms && (dear ? bitmaps > 0 : bitmaps == 0);
                 if (P > 1 && density == 1.0) forms = forms && full == P - 1;
                 BOOST_TEST(all_ok(forms), "forms at density " << density << " network " << network << ": " << bitmaps
                                                                 << " bitmaps, " << full << " full, " << listed << " listed");
@@ -285,8 +277,65 @@ BOOST_AUTO_TEST_CASE(slices_travel_as_bitmaps_where_bytes_are_dear)
                            "bytes at density " << density << ": " << c.last.bytes_sent << " against " << bytes);
             }
     }
-    if (before) ::setenv("SPARSE_REDUCE_TUNING", saved.c_str(), 1);
-    std::remove(path.c_str());
+}
+
+// Past 2^32 indices travel as offsets within the owner's range, 32-bit where
+// every range is shorter than 2^32, else 64-bit; under the network's tuning
+// their slices take bitmaps and full forms as global indices do. Ranges:
+// the dimension split among the first ranks (one or two), with entries near
+// both ends of each, then small ones of 64 elements at the top, far from 0
+// (rank 0 fills the first of them).
+BOOST_AUTO_TEST_CASE(offsets_travel_as_bitmaps_and_full_slices_too)
+{
+    auto& comm = world();
+    const auto P = static_cast<std::size_t>(comm.size()), me = static_cast<std::size_t>(comm.rank());
+    scoped_network_tuning tuning;
+    const std::size_t small = P >= 3 ? P - 2 : P - 1, big = P - small; // ranges of 64 at the top; the rest
+    for (const std::size_t dim : {(std::size_t{1} << 32) + 1000, (std::size_t{1} << 33) + (std::size_t{1} << 20)}) {
+        std::vector<std::size_t> ranges(P + 1, 0);
+        for (std::size_t r = 1; r <= big; ++r) ranges[r] = (dim - 64 * small) / big * r;
+        ranges[big] = dim - 64 * small;
+        for (std::size_t r = big + 1; r <= P; ++r) ranges[r] = ranges[r - 1] + 64;
+        const auto input = [&](std::size_t rank) {
+            sr::index_value_vector<double, std::uint64_t> v(dim);
+            const auto value = [&](std::size_t i) { return 1.0 + static_cast<double>(rank) + static_cast<double>(i % 5); };
+            for (std::size_t r = 0; r < big; ++r) {
+                const std::size_t a = ranges[r], b = ranges[r + 1];
+                for (std::size_t j = 0; j < 100; ++j)
+                    if ((j + rank) % 3 != 0) v.push_back(a + j, value(a + j));
+                for (std::size_t j = 100; j-- > 0;)
+                    if ((j + 2 * rank) % 3 != 0) v.push_back(b - 1 - j, value(b - 1 - j));
+            }
+            for (std::size_t i = ranges[big]; i < dim; ++i)
+                if ((rank == 0 && i < ranges[big] + 64) || (i * 7 + rank * 13) % 5 < 3) v.push_back(i, value(i));
+            return v;
+        };
+        std::map<std::size_t, double> want;
+        for (std::size_t r = 0; r < P; ++r) {
+            const auto v = input(r);
+            for (std::size_t k = 0; k < v.nnz(); ++k)
+                if (v.indices()[k] >= ranges[me] && v.indices()[k] < ranges[me + 1]) want[v.indices()[k]] += v.values()[k];
+        }
+        sr::index_value_vector<double, std::uint64_t> out;
+        sr::reduce_scatter(comm, input(me), out, std::plus<>{}, ranges);
+        bool ok = out.size() == dim && out.nnz() == want.size();
+        std::size_t k = 0;
+        for (const auto& [i, x] : want) {
+            ok = ok && k < out.nnz() && out.indices()[k] == i && out.values()[k] == x;
+            ++k;
+        }
+        BOOST_TEST(all_ok(ok), "dimension " << dim);
+        // the owners of the small ranges took bitmaps, and the first one rank 0's full slice
+        const auto& c = sr::detail::state_of(MPI_Comm(comm)).memo<sr::detail::slice_counts>();
+        std::size_t bitmaps = 0;
+        for (std::size_t r = 0; r < P; ++r) bitmaps += r != me && c.recv[r] && c.recv_form[r] == sr::detail::slice_form::bitmap;
+        bool forms = true;
+        if (P > 1 && me >= big) {
+            if (P >= 3) forms = bitmaps > 0;
+            if (me == big) forms = forms && c.recv_form[0] == sr::detail::slice_form::full;
+        }
+        BOOST_TEST(all_ok(forms), "dimension " << dim << ": " << bitmaps << " bitmaps");
+    }
 }
 
 // Under zipf skew the balanced ranges keep every rank's share of the result

@@ -1123,8 +1123,9 @@ void check_scatter(const sr::index_value_vector<double, std::uint64_t>& out, con
 // room it receives into, its requests, the fold and the output. Every rank
 // throws or none does, a call that returns is right, and the next call
 // works. A rank without room for what it receives takes it into the drain
-// (at two ranks also in several pieces: 2^18 full entries, 1.5 MiB to the
-// other rank).
+// (at two ranks also in several pieces: 6 of every 7 elements of 2^19, 2.6
+// MiB to the other rank). Under a network's tuning slices travel as bitmaps,
+// which take allocations of their own.
 // Before, the rank threw std::bad_alloc alone and the others waited for it
 // in the exchange.
 BOOST_AUTO_TEST_CASE(a_rank_that_cannot_allocate_in_a_reduce_scatter_fails_everywhere)
@@ -1141,13 +1142,22 @@ BOOST_AUTO_TEST_CASE(a_rank_that_cannot_allocate_in_a_reduce_scatter_fails_every
     };
     const auto small = fault_eigen_input_of(comm.rank());
     const auto small_sum = fault_serial_sum(P);
-    const std::size_t n = P == 2 ? std::size_t{1} << 18 : 0;
+    const std::size_t n = P == 2 ? std::size_t{1} << 19 : 0;
     Eigen::SparseVector<double> large(static_cast<Eigen::Index>(n));
     std::vector<double> large_sum(n);
     large.reserve(static_cast<Eigen::Index>(n));
     for (std::size_t i = 0; i < n; ++i) {
+        if (i % 7 == 3) continue; // not full: the indices travel too
         large.insertBack(static_cast<Eigen::Index>(i)) = static_cast<double>(comm.rank() + 1 + static_cast<int>(i % 7));
         large_sum[i] = P * (P + 1) / 2 + P * static_cast<double>(i % 7);
+    }
+    // every other element, shifted by the rank: slices as bitmaps where bytes are dear
+    const std::size_t m = 4096;
+    Eigen::SparseVector<double> half(static_cast<Eigen::Index>(m));
+    std::vector<double> half_sum(m, 0.0);
+    for (std::size_t i = 0; i < m; ++i) {
+        if ((i + me) % 2 == 0) half.insertBack(static_cast<Eigen::Index>(i)) = 1.0;
+        for (int r = 0; r < P; ++r) half_sum[i] += (i + static_cast<std::size_t>(r)) % 2 == 0 ? 1.0 : 0.0;
     }
     std::vector<std::size_t> uneven(static_cast<std::size_t>(P) + 1, fault_dim); // rank 0 owns a third
     uneven[0] = 0;
@@ -1161,6 +1171,9 @@ BOOST_AUTO_TEST_CASE(a_rank_that_cannot_allocate_in_a_reduce_scatter_fails_every
         if (P == 2)
             sweep_allocations("reduce_scatter, pieces of 1 MiB", victim, {}, sweep_rule::all_or_none,
                               [&](const boost::mpi::communicator& c) { scatter(c, large, large_sum, {}); }, good);
+        const scoped_network_tuning tuning;
+        sweep_allocations("reduce_scatter, bitmaps", victim, {}, sweep_rule::all_or_none,
+                          [&](const boost::mpi::communicator& c) { scatter(c, half, half_sum, {}); }, good);
     }
 }
 

@@ -241,6 +241,7 @@ std::string unpack_indices(scatter_room<I, T>& room, const slice_counts& c, std:
         if (r == self || !c.recv[r]) continue;
         I* out = room.idx.data() + c.at[r];
         const auto n = static_cast<std::size_t>(c.recv[r]);
+        if (c.recv_form[r] > slice_form::full) return "reduce_scatter: rank " + std::to_string(r) + " sent a slice of no known form";
         if (c.recv_form[r] == slice_form::full) {
             if (n != len) return "reduce_scatter: rank " + std::to_string(r) + " sent a full slice of " + std::to_string(n) +
                                  " entries for a range of " + std::to_string(len) + " (" + std::to_string(lo) + "...)";

@@ -28,6 +28,7 @@
 #include <mutex>
 #include <sstream>
 #include <string>
+#include <string_view>
 
 #include "../error.hpp"
 #include "../model/cost.hpp"
@@ -122,17 +123,20 @@ inline tuning parse_tuning(std::istream& in, const std::string& name)
     return t;
 }
 
-/// A tuning file, read once per path and process.
+/// A tuning file, read once per path and process (a call that finds it
+/// read allocates nothing: calls that read $SPARSE_REDUCE_TUNING each time
+/// stay free of allocation).
 /// @throws sparse_reduce::error when the file cannot be read or is malformed
-inline const tuning& load_tuning(const std::string& path)
+inline const tuning& load_tuning(std::string_view path)
 {
     static std::mutex mu;
-    static std::map<std::string, tuning> cache;
+    static std::map<std::string, tuning, std::less<>> cache;
     std::lock_guard lock(mu);
     if (auto it = cache.find(path); it != cache.end()) return it->second;
-    std::ifstream f(path);
-    if (!f) detail::fail("cannot read the tuning file '" + path + "'");
-    return cache.emplace(path, parse_tuning(f, path)).first->second;
+    const std::string name(path);
+    std::ifstream f(name);
+    if (!f) detail::fail("cannot read the tuning file '" + name + "'");
+    return cache.emplace(name, parse_tuning(f, name)).first->second;
 }
 
 /// The tuning in use: the explicit file, else $SPARSE_REDUCE_TUNING, else the defaults.
