@@ -47,9 +47,11 @@
 /// throws (anything, `throw 42;` too) while a rank folds its range, memory
 /// that runs out on a rank (its room for what it receives: it then takes
 /// the pieces, of 1 MiB, into a drain of one piece and drops them), or an
-/// output it cannot make: the ranks agree on the outcome after the fold (one
-/// more small allreduce), and every rank throws sparse_reduce::error naming
-/// the lowest failing rank.
+/// output it cannot make: every rank throws sparse_reduce::error naming the
+/// lowest failing rank. Room and output are made before the slices travel,
+/// so where the op is noexcept the ranks agree on them while the slices
+/// travel (one small nonblocking allreduce, no round of its own); an op that
+/// may throw adds one small allreduce after the fold.
 ///
 /// For building on it (allreduce as reduce_scatter + allgather): the ranges
 /// returned are agreed on by all ranks, and rank r's `out` holds entries in
@@ -64,6 +66,7 @@
 #include <span>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <boost/mpi/communicator.hpp>
@@ -134,13 +137,11 @@ struct scatter_room {
 
 // Folds the runs pairwise in rank order, ((r0 ⊗ r1) ⊗ (r2 ⊗ r3)) ..., with
 // the merge kernel (kernel/merge_arrays.hpp: the runs hold no identity), the
-// last round straight into the output; base: what an index adds to be global.
-template <class I, class Out, class T, class Op>
-std::size_t fold_into(scatter_room<I, T>& room, Out& out, std::size_t dim, std::size_t base, const Op& op, const T& id)
+// last round straight into the output's slots (room for every entry of the
+// runs); base: what an index adds to be global. Returns the entries written.
+template <class I, class T, class Slots, class Op>
+std::size_t fold_into(scatter_room<I, T>& room, Slots slots, std::size_t base, const Op& op, const T& id)
 {
-    using RO = repr_traits<std::remove_cvref_t<Out>>;
-    std::size_t total = 0;
-    for (const auto& r : room.runs) total += r.n;
     int area = 0;
     while (room.runs.size() > 2) {
         I* oi = room.tmp_idx[area].data();
@@ -163,7 +164,6 @@ std::size_t fold_into(scatter_room<I, T>& room, Out& out, std::size_t dim, std::
         room.runs.swap(room.next);
         area ^= 1;
     }
-    const auto slots = RO::begin_output(out, dim, total);
     using OI = std::remove_pointer_t<decltype(slots.index)>;
     const run_view<I, T> a = room.runs.empty() ? run_view<I, T>{nullptr, nullptr, 0} : room.runs[0];
     std::size_t n = a.n;
@@ -184,7 +184,6 @@ std::size_t fold_into(scatter_room<I, T>& room, Out& out, std::size_t dim, std::
             slots.value[k] = av[k];
         }
     }
-    RO::commit_output(out, n);
     return n;
 }
 
@@ -253,37 +252,28 @@ std::string unpack_indices(scatter_room<I, T>& room, const slice_counts& c, std:
     return {};
 }
 
-// Once the counts are exchanged (agree_and_count), a rank makes the room
-// for what it receives. One without it still sends its slices, takes what comes to it
-// into the drain and drops it, and fails at the call's final agreement, so
-// nobody waits and nothing stays queued. The fold and the output come before
-// that agreement too (the op may throw anything): every rank throws or none.
-template <class I, class Out, class T, class Op>
-void scatter_with(MPI_Comm pc, std::size_t dim, Out& out, const Op& op, std::span<const std::size_t> ranges, const T& id,
-                  scatter_room<I, T>& room, slice_counts& c, bool global, std::span<std::byte> drain, report& rep)
+// The slices both ways: each rank's receives (into the room, or, without
+// room, into the drain, dropped) and its sends; returns when all are done.
+template <class I, class T>
+void exchange_slices(MPI_Comm pc, scatter_room<I, T>& room, slice_counts& c, std::span<const std::size_t> ranges,
+                     std::size_t self, bool has_room, std::span<std::byte> drain, report& rep)
 {
-    int me = 0, ranks = 1;
-    MPI_Comm_rank(pc, &me);
-    MPI_Comm_size(pc, &ranks);
-    const auto P = static_cast<std::size_t>(ranks), self = static_cast<std::size_t>(me);
-    const std::size_t lo = ranges[self], mine = ranges[self + 1] - lo;
-    slices<I, T>& s = room.s;
-    c.take_forms();
-    for (std::size_t r = 0; r < P; ++r) c.at[r + 1] = c.at[r] + (r != self ? static_cast<std::size_t>(c.recv[r]) : 0);
-    std::string failure;
-    try {
-        make_room(room, c, ranges, self, static_cast<std::size_t>(c.send[self]));
-    } catch (...) {
-        failure = text_or_out_of_memory([&] { return rank_failure_text(me); });
-    }
-    const bool has_room = failure.empty();
-    for (std::size_t r = 0; has_room && r < P; ++r)
+    const std::size_t P = c.recv.size(), mine = ranges[self + 1] - ranges[self];
+    const slices<I, T>& s = room.s;
+    for (std::size_t r = 0; r < P; ++r)
         if (c.recv[r] && r != self) {
+            const auto from = static_cast<int>(r);
+            if (!has_room) {
+                slice_messages<I, T>(c.recv_form[r], c.recv[r], mine,
+                                     [&](void*, std::size_t b, int tag) { drop_bytes(drain, b, scatter_piece_bytes, from, tag, pc); },
+                                     nullptr, nullptr);
+                continue;
+            }
             void* indices = c.recv_form[r] == slice_form::bitmap ? static_cast<void*>(room.bits.data() + room.bits_at[r])
                                                                  : static_cast<void*>(room.idx.data() + c.at[r]);
             slice_messages<I, T>(c.recv_form[r], c.recv[r], mine,
                                  [&](void* p, std::size_t b, int tag) {
-                                     irecv_bytes(p, b, static_cast<int>(r), tag, pc, c.reqs, scatter_piece_bytes);
+                                     irecv_bytes(p, b, from, tag, pc, c.reqs, scatter_piece_bytes);
                                      rep.bytes_received += b;
                                  },
                                  indices, room.val.data() + c.at[r]);
@@ -301,29 +291,72 @@ void scatter_with(MPI_Comm pc, std::size_t dim, Out& out, const Op& op, std::spa
                              },
                              const_cast<void*>(indices), const_cast<T*>(s.val + s.cut[d]));
     }
-    if (!has_room)
-        for (std::size_t r = 0; r < P; ++r)
-            if (c.recv[r] && r != self)
-                slice_messages<I, T>(c.recv_form[r], c.recv[r], mine,
-                                     [&](void*, std::size_t b, int tag) {
-                                         drop_bytes(drain, b, scatter_piece_bytes, static_cast<int>(r), tag, pc);
-                                     },
-                                     nullptr, nullptr);
     wait_all(c.reqs);
+}
 
-    if (has_room) try {
-            failure = unpack_indices(room, c, lo, mine, self, global ? lo : 0);
-            room.runs.clear(); // rank order; empty runs left out
-            for (std::size_t r = 0; failure.empty() && r < P; ++r) {
-                if (r == self && c.send[self]) room.runs.push_back({s.idx + s.cut[self], s.val + s.cut[self], s.cut[self + 1] - s.cut[self]});
-                if (r != self && c.recv[r])
-                    room.runs.push_back({room.idx.data() + c.at[r], room.val.data() + c.at[r], static_cast<std::size_t>(c.recv[r])});
-            }
-            if (failure.empty()) fold_into(room, out, dim, global ? 0 : lo, op, id);
+// The runs received and this rank's own, in rank order (empty ones left
+// out), folded into the output's slots; empty, else why not.
+template <class I, class T, class Slots, class Op>
+std::string fold_runs(scatter_room<I, T>& room, const slice_counts& c, std::span<const std::size_t> ranges,
+                      std::size_t self, bool global, Slots slots, std::size_t& written, const Op& op, const T& id)
+{
+    const std::size_t lo = ranges[self], mine = ranges[self + 1] - lo;
+    if (auto why = unpack_indices(room, c, lo, mine, self, global ? lo : 0); !why.empty()) return why;
+    const slices<I, T>& s = room.s;
+    room.runs.clear();
+    for (std::size_t r = 0; r < c.recv.size(); ++r) {
+        if (r == self && c.send[self]) room.runs.push_back({s.idx + s.cut[self], s.val + s.cut[self], s.cut[self + 1] - s.cut[self]});
+        if (r != self && c.recv[r])
+            room.runs.push_back({room.idx.data() + c.at[r], room.val.data() + c.at[r], static_cast<std::size_t>(c.recv[r])});
+    }
+    written = fold_into(room, slots, global ? 0 : lo, op, id);
+    return {};
+}
+
+// Once the counts are exchanged (agree_and_count), a rank makes the room for
+// what it receives and for its output. One without it still sends its
+// slices, takes what comes to it into the drain and drops it, and every
+// rank throws, naming it, so nobody waits and nothing stays queued. Where
+// the operation cannot throw, that is the last thing that can fail: the
+// ranks agree on it while the slices travel (one small nonblocking
+// allreduce), and fold after. Otherwise the fold comes before the
+// agreement too (the op may throw anything): every rank throws or none.
+template <class I, class Out, class T, class Op>
+void scatter_with(MPI_Comm pc, std::size_t dim, Out& out, const Op& op, std::span<const std::size_t> ranges, const T& id,
+                  scatter_room<I, T>& room, slice_counts& c, bool global, std::span<std::byte> drain, report& rep)
+{
+    using RO = repr_traits<std::remove_cvref_t<Out>>;
+    constexpr bool op_may_throw = !noexcept(op(std::declval<const T&>(), std::declval<const T&>()));
+    int me = 0;
+    MPI_Comm_rank(pc, &me);
+    const auto self = static_cast<std::size_t>(me), P = c.recv.size();
+    c.take_forms();
+    for (std::size_t r = 0; r < P; ++r) c.at[r + 1] = c.at[r] + (r != self ? static_cast<std::size_t>(c.recv[r]) : 0);
+    std::string failure;
+    std::optional<decltype(RO::begin_output(out, dim, 0))> slots;
+    try {
+        make_room(room, c, ranges, self, static_cast<std::size_t>(c.send[self]));
+        slots = RO::begin_output(out, dim, c.at[P] + static_cast<std::size_t>(c.send[self]));
+    } catch (...) {
+        failure = text_or_out_of_memory([&] { return rank_failure_text(me); });
+    }
+    int candidate = failure.empty() ? INT_MAX : me, first = INT_MAX;
+    MPI_Request agreed = MPI_REQUEST_NULL;
+    if constexpr (!op_may_throw) MPI_Iallreduce(&candidate, &first, 1, MPI_INT, MPI_MIN, pc, &agreed);
+    exchange_slices(pc, room, c, ranges, self, failure.empty(), drain, rep);
+    if constexpr (!op_may_throw) {
+        MPI_Wait(&agreed, MPI_STATUS_IGNORE);
+        if (first != INT_MAX) fail("reduce_scatter failed on " + broadcast_failure_text(pc, me, first, failure));
+    }
+    std::size_t written = 0;
+    if (failure.empty()) try {
+            failure = fold_runs(room, c, ranges, self, global, *slots, written, op, id);
         } catch (...) {
             failure = text_or_out_of_memory([&] { return rank_failure_text(me); });
         }
-    throw_if_any_failed(pc, failure, "reduce_scatter failed on");
+    if constexpr (op_may_throw) throw_if_any_failed(pc, failure, "reduce_scatter failed on");
+    else if (!failure.empty()) fail(failure); // a slice that came malformed: a fault below the library
+    RO::commit_output(out, written);
 }
 
 // One rank's input cut by range: indices global and 32-bit when the
