@@ -229,21 +229,33 @@ void make_room(scatter_room<I, T>& room, slice_counts& c, std::span<const std::s
     c.reqs.reserve(posts);
 }
 
+// Empty when every slice this rank receives comes in a known form, and a
+// full one fills its range; else why not (known from the counts alone, so
+// agreed on before anything travels).
+inline std::string check_forms(const slice_counts& c, std::size_t len, std::size_t self)
+{
+    for (std::size_t r = 0; r < c.recv.size(); ++r) {
+        if (r == self || !c.recv[r]) continue;
+        if (c.recv_form[r] > slice_form::full) return "reduce_scatter: rank " + std::to_string(r) + " sent a slice of no known form";
+        if (c.recv_form[r] == slice_form::full && c.recv[r] != len)
+            return "reduce_scatter: rank " + std::to_string(r) + " sent a full slice of " + std::to_string(c.recv[r]) +
+                   " entries for a range of " + std::to_string(len);
+    }
+    return {};
+}
+
 // The indices of the runs that came as bitmaps or full, written out where
 // listed ones land; base: what a wire index adds to be this rank's index
 // type (global indices: the range's start; offsets: 0). Empty, else why not.
 template <class I, class T>
-std::string unpack_indices(scatter_room<I, T>& room, const slice_counts& c, std::size_t lo, std::size_t len,
-                           std::size_t self, std::size_t base)
+std::string unpack_indices(scatter_room<I, T>& room, const slice_counts& c, std::size_t len, std::size_t self,
+                           std::size_t base)
 {
     for (std::size_t r = 0; r < c.recv.size(); ++r) {
         if (r == self || !c.recv[r]) continue;
         I* out = room.idx.data() + c.at[r];
         const auto n = static_cast<std::size_t>(c.recv[r]);
-        if (c.recv_form[r] > slice_form::full) return "reduce_scatter: rank " + std::to_string(r) + " sent a slice of no known form";
-        if (c.recv_form[r] == slice_form::full) {
-            if (n != len) return "reduce_scatter: rank " + std::to_string(r) + " sent a full slice of " + std::to_string(n) +
-                                 " entries for a range of " + std::to_string(len) + " (" + std::to_string(lo) + "...)";
+        if (c.recv_form[r] == slice_form::full) { // n == len (check_forms)
             for (std::size_t k = 0; k < n; ++k) out[k] = static_cast<I>(base + k);
         } else if (c.recv_form[r] == slice_form::bitmap &&
                    !read_index_bitmap(room.bits.data() + room.bits_at[r], len, base, n, out))
@@ -301,7 +313,7 @@ std::string fold_runs(scatter_room<I, T>& room, const slice_counts& c, std::span
                       std::size_t self, bool global, Slots slots, std::size_t& written, const Op& op, const T& id)
 {
     const std::size_t lo = ranges[self], mine = ranges[self + 1] - lo;
-    if (auto why = unpack_indices(room, c, lo, mine, self, global ? lo : 0); !why.empty()) return why;
+    if (auto why = unpack_indices(room, c, mine, self, global ? lo : 0); !why.empty()) return why;
     const slices<I, T>& s = room.s;
     room.runs.clear();
     for (std::size_t r = 0; r < c.recv.size(); ++r) {
@@ -332,21 +344,32 @@ void scatter_with(MPI_Comm pc, std::size_t dim, Out& out, const Op& op, std::spa
     const auto self = static_cast<std::size_t>(me), P = c.recv.size();
     c.take_forms();
     for (std::size_t r = 0; r < P; ++r) c.at[r + 1] = c.at[r] + (r != self ? static_cast<std::size_t>(c.recv[r]) : 0);
-    std::string failure;
+    // the counts' forms, then the room and the output: agreed on before the fold
+    std::string failure = check_forms(c, ranges[self + 1] - ranges[self], self);
     std::optional<decltype(RO::begin_output(out, dim, 0))> slots;
-    try {
-        make_room(room, c, ranges, self, static_cast<std::size_t>(c.send[self]));
-        slots = RO::begin_output(out, dim, c.at[P] + static_cast<std::size_t>(c.send[self]));
-    } catch (...) {
-        failure = text_or_out_of_memory([&] { return rank_failure_text(me); });
-    }
+    bool began = false;
+    if (failure.empty()) try {
+            make_room(room, c, ranges, self, static_cast<std::size_t>(c.send[self]));
+            began = true;
+            slots = RO::begin_output(out, dim, c.at[P] + static_cast<std::size_t>(c.send[self]));
+        } catch (...) {
+            failure = text_or_out_of_memory([&] { return rank_failure_text(me); });
+        }
+    // an output begun is left valid, with no entries, by any failure (shrinking allocates nothing)
+    const auto empty_output = [&] {
+        if (began) RO::commit_output(out, 0);
+    };
+    if (!failure.empty()) empty_output();
     int candidate = failure.empty() ? INT_MAX : me, first = INT_MAX;
     MPI_Request agreed = MPI_REQUEST_NULL;
     if constexpr (!op_may_throw) MPI_Iallreduce(&candidate, &first, 1, MPI_INT, MPI_MIN, pc, &agreed);
     exchange_slices(pc, room, c, ranges, self, failure.empty(), drain, rep);
     if constexpr (!op_may_throw) {
         MPI_Wait(&agreed, MPI_STATUS_IGNORE);
-        if (first != INT_MAX) fail("reduce_scatter failed on " + broadcast_failure_text(pc, me, first, failure));
+        if (first != INT_MAX) {
+            empty_output();
+            fail("reduce_scatter failed on " + broadcast_failure_text(pc, me, first, failure));
+        }
     }
     std::size_t written = 0;
     if (failure.empty()) try {
@@ -354,9 +377,9 @@ void scatter_with(MPI_Comm pc, std::size_t dim, Out& out, const Op& op, std::spa
         } catch (...) {
             failure = text_or_out_of_memory([&] { return rank_failure_text(me); });
         }
+    if (began) RO::commit_output(out, failure.empty() ? written : 0);
     if constexpr (op_may_throw) throw_if_any_failed(pc, failure, "reduce_scatter failed on");
-    else if (!failure.empty()) fail(failure); // a slice that came malformed: a fault below the library
-    RO::commit_output(out, written);
+    else if (!failure.empty()) fail(failure); // a bitmap that came malformed: a fault below the library
 }
 
 // One rank's input cut by range: indices global and 32-bit when the

@@ -17,14 +17,24 @@ namespace sparse_reduce {
 
 /// Minimum as a transparent function object (std has none); identity +inf
 /// (or the type's max).
+/// noexcept where comparing and copying are, so collectives that agree on
+/// failures can skip the agreement a throwing fold needs.
 struct min {
     template <class T>
-    constexpr T operator()(const T& a, const T& b) const { return b < a ? b : a; }
+    constexpr T operator()(const T& a, const T& b) const
+        noexcept(noexcept(b < a) && std::is_nothrow_copy_constructible_v<T>)
+    {
+        return b < a ? b : a;
+    }
 };
 /// Maximum as a transparent function object; identity -inf (or the type's lowest).
 struct max {
     template <class T>
-    constexpr T operator()(const T& a, const T& b) const { return a < b ? b : a; }
+    constexpr T operator()(const T& a, const T& b) const
+        noexcept(noexcept(a < b) && std::is_nothrow_copy_constructible_v<T>)
+    {
+        return a < b ? b : a;
+    }
 };
 
 namespace detail {

@@ -43,8 +43,11 @@ struct custom_op {
     F fn;                 ///< The binary function.
     T identity_value;     ///< Its identity element.
 
-    /// `fn(a, b)`.
-    constexpr T operator()(const T& a, const T& b) const { return fn(a, b); }
+    /// `fn(a, b)`; noexcept where fn is.
+    constexpr T operator()(const T& a, const T& b) const noexcept(std::is_nothrow_invocable_r_v<T, const F&, const T&, const T&>)
+    {
+        return fn(a, b);
+    }
     // Any other operand types: reached only by a mismatch (an exact T binds
     // the overload above). The deduced return type makes the static_assert
     // fire where the collective checks the op, not deep inside it.
