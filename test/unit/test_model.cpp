@@ -12,10 +12,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <random>
 #include <set>
 #include <sstream>
+#include <string>
 #include <vector>
+
+#include <unistd.h>
 
 namespace sr = sparse_reduce;
 namespace tt = boost::test_tools;
@@ -319,6 +323,30 @@ BOOST_AUTO_TEST_CASE(tuning_file_round_trip_and_errors)
                               [](const sr::error& e) { return std::string(e.what()).find("f:2") != std::string::npos; });
     }
     BOOST_CHECK_THROW(sr::load_tuning("/nonexistent/tuning.txt"), sr::error);
+    BOOST_CHECK_THROW(sr::load_tuning("/tmp"), sr::error); // a folder reads as an error
+    for (const char* bad : {"alpha=3", "alpha = 3x", "alpha = ", "= 3"}) {
+        std::istringstream b(std::string(bad) + "\n");
+        BOOST_CHECK_THROW(sr::parse_tuning(b, "f"), sr::error);
+    }
+    // blanks, tabs, CRLF line ends, a sign, comments after the number, no final line end
+    std::istringstream loose("\t alpha\t=  +2.5e-6 # per message\r\n\n  # only a comment\r\nT_p_zipf = 9");
+    const auto l = sr::parse_tuning(loose, "loose");
+    BOOST_TEST(l.machine.alpha == 2.5e-6, tt::tolerance(1e-12));
+    BOOST_TEST(l.limits.ranks_zipf == 9);
+    // a file, read once per path: the same object on the second call
+    const std::string path = "/tmp/sparse_reduce_unit_tuning_" + std::to_string(::getpid()) + ".txt";
+    {
+        std::FILE* f = std::fopen(path.c_str(), "w");
+        BOOST_REQUIRE(f);
+        std::fputs(sr::to_string(t).c_str(), f);
+        std::fclose(f);
+    }
+    const sr::tuning& file = sr::load_tuning(path);
+    BOOST_TEST(file.machine.alpha == 3.5e-6, tt::tolerance(1e-5));
+    BOOST_TEST(file.limits.ranks_zipf == 77);
+    BOOST_TEST(file.source == path);
+    BOOST_TEST(&sr::load_tuning(path) == &file);
+    std::remove(path.c_str());
     // thresholds change the choice: with T_u^p above P, sparse uniform data stays binomial
     sr::tuning wide;
     wide.limits.ranks_uniform = 4096;

@@ -20,15 +20,20 @@
 /// named by $SPARSE_REDUCE_TUNING, else the defaults. Unknown keys and
 /// malformed lines throw sparse_reduce::error naming the file and line.
 
+#include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstddef>
+#include <cstdio>
 #include <cstdlib>
-#include <fstream>
+#include <iosfwd>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <system_error>
 
 #include "../error.hpp"
 #include "../model/cost.hpp"
@@ -92,22 +97,43 @@ inline std::string to_string(const tuning& t)
     return os.str();
 }
 
-/// Reads a tuning in the file format; `name` (the file) goes into messages and `source`.
-/// @throws sparse_reduce::error naming the file and line for unknown keys and malformed lines
-inline tuning parse_tuning(std::istream& in, const std::string& name)
+namespace detail {
+
+// The next blank-separated word of `line` from `at` (empty at its end).
+inline std::string_view next_word(std::string_view line, std::size_t& at)
+{
+    while (at < line.size() && (line[at] == ' ' || line[at] == '\t' || line[at] == '\r')) ++at;
+    const std::size_t from = at;
+    while (at < line.size() && line[at] != ' ' && line[at] != '\t' && line[at] != '\r') ++at;
+    return line.substr(from, at - from);
+}
+
+// The file format's text: one `key = number` a line, `#` to the line's end
+// a comment. Read with no stream, so a collective that reads a tuning
+// compiles no iostreams.
+inline tuning parse_tuning_text(std::string_view text, const std::string& name)
 {
     tuning t;
     t.source = name;
-    std::string line;
-    for (int no = 1; std::getline(in, line); ++no) {
-        if (const auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
-        std::istringstream ls(line);
-        std::string key, eq, rest;
+    int no = 0;
+    for (std::size_t from = 0; from < text.size(); ) {
+        const std::size_t eol = std::min(text.find('\n', from), text.size());
+        std::string_view line = text.substr(from, eol - from);
+        from = eol + 1;
+        ++no;
+        line = line.substr(0, std::min(line.find('#'), line.size()));
+        std::size_t at = 0;
+        const std::string_view key = next_word(line, at);
+        if (key.empty()) continue;
+        const auto where = [&] { return name + ":" + std::to_string(no); };
+        const std::string_view eq = next_word(line, at), number = next_word(line, at);
         double v = 0;
-        if (!(ls >> key)) continue;
-        const auto where = name + ":" + std::to_string(no);
-        if (!(ls >> eq >> v) || eq != "=" || (ls >> rest)) detail::fail(where + ": expected 'key = number'");
-        if (!(v >= 0) || v > 1e300) detail::fail(where + ": " + key + " must be a finite number >= 0");
+        const char* first = number.data() + (number.starts_with('+') ? 1 : 0);
+        const auto [end, ec] = std::from_chars(first, number.data() + number.size(), v);
+        if (eq != "=" || number.empty() || ec != std::errc() || end != number.data() + number.size() ||
+            !next_word(line, at).empty())
+            fail(where() + ": expected 'key = number'");
+        if (!(v >= 0) || v > 1e300) fail(where() + ": " + std::string(key) + " must be a finite number >= 0");
         if (key == "alpha") t.machine.alpha = v;
         else if (key == "beta") t.machine.beta = v;
         else if (key == "gamma") t.machine.gamma = v;
@@ -118,9 +144,19 @@ inline tuning parse_tuning(std::istream& in, const std::string& name)
         else if (key == "T_s") t.limits.sparsity = v;
         else if (key == "T_p_uniform") t.limits.ranks_uniform = static_cast<int>(std::min(v, 1e9));
         else if (key == "T_p_zipf") t.limits.ranks_zipf = static_cast<int>(std::min(v, 1e9));
-        else detail::fail(where + ": unknown key '" + key + "'");
+        else fail(where() + ": unknown key '" + std::string(key) + "'");
     }
     return t;
+}
+
+} // namespace detail
+
+/// Reads a tuning in the file format; `name` (the file) goes into messages and `source`.
+/// @throws sparse_reduce::error naming the file and line for unknown keys and malformed lines
+inline tuning parse_tuning(std::istream& in, const std::string& name)
+{
+    const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    return detail::parse_tuning_text(text, name);
 }
 
 /// A tuning file, read once per path and process (a call that finds it
@@ -134,9 +170,15 @@ inline const tuning& load_tuning(std::string_view path)
     std::lock_guard lock(mu);
     if (auto it = cache.find(path); it != cache.end()) return it->second;
     const std::string name(path);
-    std::ifstream f(name);
-    if (!f) detail::fail("cannot read the tuning file '" + name + "'");
-    return cache.emplace(name, parse_tuning(f, name)).first->second;
+    std::string text;
+    std::FILE* f = std::fopen(name.c_str(), "rb");
+    char buf[4096];
+    if (f)
+        for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) text.append(buf, n);
+    const bool ok = f != nullptr && std::ferror(f) == 0;
+    if (f) std::fclose(f);
+    if (!ok) detail::fail("cannot read the tuning file '" + name + "'");
+    return cache.emplace(name, detail::parse_tuning_text(text, name)).first->second;
 }
 
 /// The tuning in use: the explicit file, else $SPARSE_REDUCE_TUNING, else the defaults.
