@@ -48,10 +48,13 @@
 /// that runs out on a rank (its room for what it receives: it then takes
 /// the pieces, of 1 MiB, into a drain of one piece and drops them), or an
 /// output it cannot make: every rank throws sparse_reduce::error naming the
-/// lowest failing rank. Room and output are made before the slices travel,
-/// so where the op is noexcept the ranks agree on them while the slices
-/// travel (one small nonblocking allreduce, no round of its own); an op that
-/// may throw adds one small allreduce after the fold.
+/// lowest failing rank. Room and output are made before the slices travel:
+/// where the op is noexcept the ranks agree on them while the slices travel
+/// (one small nonblocking allreduce, no round of its own) and fold after,
+/// and a failed call leaves every output it began empty; where the op may
+/// throw they agree on everything, the fold included, in one small
+/// allreduce after the fold, and a rank whose own fold succeeded keeps its
+/// result.
 ///
 /// For building on it (allreduce as reduce_scatter + allgather): the ranges
 /// returned are agreed on by all ranks, and rank r's `out` holds entries in
@@ -231,7 +234,7 @@ void make_room(scatter_room<I, T>& room, slice_counts& c, std::span<const std::s
 
 // Empty when every slice this rank receives comes in a known form, and a
 // full one fills its range; else why not (known from the counts alone, so
-// agreed on before anything travels).
+// agreed on with the room, before the fold).
 inline std::string check_forms(const slice_counts& c, std::size_t len, std::size_t self)
 {
     for (std::size_t r = 0; r < c.recv.size(); ++r) {
