@@ -50,7 +50,8 @@
 /// output it cannot make: every rank throws sparse_reduce::error naming the
 /// lowest failing rank. Room and output are made before the slices travel:
 /// where the op is noexcept the ranks agree on them while the slices travel
-/// (one small nonblocking allreduce, no round of its own) and fold after,
+/// (a status word from every rank to every other, posted with the slices:
+/// no round of its own) and fold after,
 /// and a failed call leaves every output it began empty; where the op may
 /// throw they agree on everything, the fold included, in one small
 /// allreduce after the fold, and a rank whose own fold succeeded keeps its
@@ -229,7 +230,7 @@ void make_room(scatter_room<I, T>& room, slice_counts& c, std::span<const std::s
         }
     }
     if (room.bits.size() < words) room.bits.resize(words);
-    c.reqs.reserve(posts);
+    c.reqs.reserve(posts + 2 * P); // and the status words (slice_counts::post_status)
 }
 
 // Empty when every slice this rank receives comes in a known form, and a
@@ -333,9 +334,10 @@ std::string fold_runs(scatter_room<I, T>& room, const slice_counts& c, std::span
 // slices, takes what comes to it into the drain and drops it, and every
 // rank throws, naming it, so nobody waits and nothing stays queued. Where
 // the operation cannot throw, that is the last thing that can fail: the
-// ranks agree on it while the slices travel (one small nonblocking
-// allreduce), and fold after. Otherwise the fold comes before the
-// agreement too (the op may throw anything): every rank throws or none.
+// ranks agree on it while the slices travel (a status word from every rank
+// to every other, posted with the slices), and fold after. Otherwise the
+// fold comes before the agreement too (the op may throw anything): every
+// rank throws or none.
 template <class I, class Out, class T, class Op>
 void scatter_with(MPI_Comm pc, std::size_t dim, Out& out, const Op& op, std::span<const std::size_t> ranges, const T& id,
                   scatter_room<I, T>& room, slice_counts& c, bool global, std::span<std::byte> drain, report& rep)
@@ -363,13 +365,15 @@ void scatter_with(MPI_Comm pc, std::size_t dim, Out& out, const Op& op, std::spa
         if (began) RO::commit_output(out, 0);
     };
     if (!failure.empty()) empty_output();
-    int candidate = failure.empty() ? INT_MAX : me, first = INT_MAX;
-    MPI_Request agreed = MPI_REQUEST_NULL;
-    if constexpr (!op_may_throw) MPI_Iallreduce(&candidate, &first, 1, MPI_INT, MPI_MIN, pc, &agreed);
+    if constexpr (!op_may_throw) {
+        c.post_status(pc, failure.empty() ? slice_counts::no_failure : self);
+        rep.messages_sent += P - 1;
+        rep.bytes_sent += (P - 1) * sizeof(std::uint64_t);
+        rep.bytes_received += (P - 1) * sizeof(std::uint64_t);
+    }
     exchange_slices(pc, room, c, ranges, self, failure.empty(), drain, rep);
     if constexpr (!op_may_throw) {
-        MPI_Wait(&agreed, MPI_STATUS_IGNORE);
-        if (first != INT_MAX) {
+        if (const int first = c.first_failed(); first != INT_MAX) {
             empty_output();
             fail("reduce_scatter failed on " + broadcast_failure_text(pc, me, first, failure));
         }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <vector>
 
@@ -109,6 +110,34 @@ inline bool requests_done(std::vector<MPI_Request>& reqs, bool may_wait)
 inline void bcast_bytes(void* p, std::size_t bytes, int root, MPI_Comm comm)
 {
     for_each_piece(static_cast<char*>(p), bytes, [&](char* c, int n) { MPI_Bcast(c, n, MPI_BYTE, root, comm); });
+}
+
+// Posts this member's words to the other members (send[d] to d) and
+// theirs to it (recv[r] from r; recv[me] = send[me]) on `tag`, the requests
+// in reqs: a small exchange of point-to-point messages, so a started call
+// enters no collective (split_allgather's counts and raw flags), and words
+// posted with a call's data travel with it, in no round of their own
+// (reduce_scatter's status words). Messages between two members on one tag
+// arrive in the order sent, so the words match where every member posts
+// them at the same point of the call.
+inline void post_words(MPI_Comm pc, std::span<const std::uint64_t> send, std::span<std::uint64_t> recv, int tag,
+                       std::vector<MPI_Request>& reqs)
+{
+    int member = 0;
+    MPI_Comm_rank(pc, &member);
+    const auto me = static_cast<std::size_t>(member);
+    recv[me] = send[me];
+    room_for_requests(reqs, 2 * recv.size());
+    for (std::size_t r = 0; r < recv.size(); ++r)
+        if (r != me) {
+            reqs.emplace_back();
+            MPI_Irecv(&recv[r], 1, MPI_UINT64_T, static_cast<int>(r), tag, pc, &reqs.back());
+        }
+    for (std::size_t d = 0; d < send.size(); ++d)
+        if (d != me) {
+            reqs.emplace_back();
+            MPI_Isend(&send[d], 1, MPI_UINT64_T, static_cast<int>(d), tag, pc, &reqs.back());
+        }
 }
 
 } // namespace sparse_reduce::detail

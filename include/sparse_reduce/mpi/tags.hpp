@@ -12,7 +12,8 @@
 //              (broadcast_block_tag + k for its stream k of at most two),
 //              recursive doubling (64: above the broadcast's streams)
 //   71 .. 72   the distributed sort (sort/)
-//   73 .. 74   reduce_scatter (collective/reduce_scatter.hpp)
+//   73 .. 74   reduce_scatter (collective/reduce_scatter.hpp): slices;
+//   77         and its ranks' status words
 //   75 .. 76   fixed-pattern plans (collective/pattern_plan.hpp)
 //   1000 + 4s  a started reduce (reduce_plan::start, ireduce): the windowed
 //   .. + 3     reduce's tags, moved up by request_tags(s) for the s-th start
@@ -47,6 +48,7 @@ inline constexpr int move_data_tag = 72;
 
 inline constexpr int scatter_offset_tag = 73;
 inline constexpr int scatter_value_tag = 74;
+inline constexpr int scatter_status_tag = 77; // each rank's room and output, to every other
 
 inline constexpr int pattern_index_tag = 75; // a pattern plan's indices, once
 inline constexpr int pattern_value_tag = 76; // its values, every call

@@ -133,33 +133,6 @@ inline bool goes_raw(std::size_t count, std::size_t len, wire::format fmt)
 // Whether a count exchanged says its range goes raw.
 inline bool sent_raw(std::uint64_t count) { return (count & raw_flag) != 0; }
 
-// Posts this member's words to the other members (send[d] to d) and
-// theirs to it (recv[r] from r; recv[me] = send[me]) on `tag`, the requests
-// in reqs: a small exchange of point-to-point messages, so a started call
-// enters no collective. Messages between two members on one tag arrive in
-// the order sent, so the words match where every member posts them at the
-// same point of the call: the counts before anything else of it, the raw
-// flags (range_allgather) after the updating's last segment.
-inline void post_words(MPI_Comm pc, std::span<const std::uint64_t> send, std::span<std::uint64_t> recv, int tag,
-                       std::vector<MPI_Request>& reqs)
-{
-    int member = 0;
-    MPI_Comm_rank(pc, &member);
-    const auto me = static_cast<std::size_t>(member);
-    recv[me] = send[me];
-    room_for_requests(reqs, 2 * recv.size());
-    for (std::size_t r = 0; r < recv.size(); ++r)
-        if (r != me) {
-            reqs.emplace_back();
-            MPI_Irecv(&recv[r], 1, MPI_UINT64_T, static_cast<int>(r), tag, pc, &reqs.back());
-        }
-    for (std::size_t d = 0; d < send.size(); ++d)
-        if (d != me) {
-            reqs.emplace_back();
-            MPI_Isend(&send[d], 1, MPI_UINT64_T, static_cast<int>(d), tag, pc, &reqs.back());
-        }
-}
-
 // The counts of an updating (range_scatter): the entries this member sends
 // each member (send[d]; none counted for itself; raw_flag set where it goes
 // raw) and gets from each (recv[r]), both in the plan's scratch, posted
