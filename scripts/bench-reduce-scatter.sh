@@ -13,7 +13,7 @@
 #   p4.csv, p8.csv  P = 4 and 8, one process (oversubscribed on 2 cores:
 #            times are not meaningful; payload bytes are exact)
 # then the table (scripts/reduce-scatter-tables.py). Every result is checked
-# against MPI_Reduce_scatter's; a mismatch stops the script. About 4 minutes
+# against MPI_Reduce_scatter's; a mismatch stops the script. About half a minute
 # with 5 rounds; run it on an otherwise idle machine.
 # BUILD_DIR: the build folder (default build/release).
 set -euo pipefail
