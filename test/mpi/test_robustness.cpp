@@ -1185,6 +1185,33 @@ BOOST_AUTO_TEST_CASE(a_rank_that_cannot_allocate_in_a_reduce_scatter_fails_every
     }
 }
 
+// Two ranks that cannot make their room (every allocation of 1 MiB or more
+// fails on ranks 0 and 1, and each owes the other its slices) both take
+// what comes to them into the drain and drop it, and every rank throws,
+// naming rank 0; the next call works. Before, a rank without room drained
+// with blocking receives before it posted its sends, so the two waited for
+// each other forever.
+BOOST_AUTO_TEST_CASE(two_ranks_without_room_in_a_reduce_scatter_fail_everywhere)
+{
+    auto& comm = world();
+    const int P = comm.size();
+    if (P < 2) return; // one rank receives nothing
+    const std::size_t n = std::size_t{1} << 19;
+    Eigen::SparseVector<double> large(static_cast<Eigen::Index>(n));
+    large.reserve(static_cast<Eigen::Index>(n));
+    for (std::size_t i = 0; i < n; ++i)
+        if (i % 7 != 3) large.insertBack(static_cast<Eigen::Index>(i)) = static_cast<double>(comm.rank() + 1);
+    boost::mpi::communicator fresh(comm, boost::mpi::comm_duplicate);
+    BOOST_TEST(good_reduce_scatter_on(fresh)); // the communicator's drain and memos, made by a small call
+    sr::index_value_vector<double> out;
+    BOOST_TEST(inject_fault({.context = "reduce_scatter, ranks 0 and 1 without room", .needles = {"rank 0"}, .agreed = true},
+                            [&] {
+                                failing_allocations guard(comm.rank() < 2 ? table_bytes : 0);
+                                sr::reduce_scatter(fresh, large, out, std::plus<>{});
+                            },
+                            [&] { return good_reduce_scatter_on(fresh); }));
+}
+
 // Every allocation of a histogram_sort and of a reduce_scatter_balanced
 // fails once in turn on one rank, the first or the last: the rebalance's
 // buffers and requests, the splitter search's memory (made before its first

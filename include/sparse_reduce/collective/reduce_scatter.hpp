@@ -270,12 +270,31 @@ std::string unpack_indices(scatter_room<I, T>& room, const slice_counts& c, std:
 
 // The slices both ways: each rank's receives (into the room, or, without
 // room, into the drain, dropped) and its sends; returns when all are done.
+// A rank without room posts its sends first: its drain receives block, and
+// two such ranks that owe each other slices would otherwise wait for each
+// other forever.
 template <class I, class T>
 void exchange_slices(MPI_Comm pc, scatter_room<I, T>& room, slice_counts& c, std::span<const std::size_t> ranges,
                      std::size_t self, bool has_room, std::span<std::byte> drain, report& rep)
 {
     const std::size_t P = c.recv.size(), mine = ranges[self + 1] - ranges[self];
     const slices<I, T>& s = room.s;
+    const auto post_sends = [&] {
+        for (std::size_t k = 1; k < P; ++k) {
+            const std::size_t d = (self + k) % P;
+            if (!c.send[d]) continue;
+            const void* indices = c.send_form[d] == slice_form::bitmap ? static_cast<const void*>(s.bits.data() + s.bits_at[d])
+                                                                       : static_cast<const void*>(s.idx + s.cut[d]);
+            slice_messages<I, T>(c.send_form[d], c.send[d], ranges[d + 1] - ranges[d],
+                                 [&](void* p, std::size_t b, int tag) {
+                                     isend_bytes(p, b, static_cast<int>(d), tag, pc, c.reqs, scatter_piece_bytes);
+                                     rep.bytes_sent += b;
+                                     ++rep.messages_sent;
+                                 },
+                                 const_cast<void*>(indices), const_cast<T*>(s.val + s.cut[d]));
+        }
+    };
+    if (!has_room) post_sends();
     for (std::size_t r = 0; r < P; ++r)
         if (c.recv[r] && r != self) {
             const auto from = static_cast<int>(r);
@@ -294,19 +313,7 @@ void exchange_slices(MPI_Comm pc, scatter_room<I, T>& room, slice_counts& c, std
                                  },
                                  indices, room.val.data() + c.at[r]);
         }
-    for (std::size_t k = 1; k < P; ++k) {
-        const std::size_t d = (self + k) % P;
-        if (!c.send[d]) continue;
-        const void* indices = c.send_form[d] == slice_form::bitmap ? static_cast<const void*>(s.bits.data() + s.bits_at[d])
-                                                                   : static_cast<const void*>(s.idx + s.cut[d]);
-        slice_messages<I, T>(c.send_form[d], c.send[d], ranges[d + 1] - ranges[d],
-                             [&](void* p, std::size_t b, int tag) {
-                                 isend_bytes(p, b, static_cast<int>(d), tag, pc, c.reqs, scatter_piece_bytes);
-                                 rep.bytes_sent += b;
-                                 ++rep.messages_sent;
-                             },
-                             const_cast<void*>(indices), const_cast<T*>(s.val + s.cut[d]));
-    }
+    if (has_room) post_sends();
     wait_all(c.reqs);
 }
 
@@ -350,16 +357,19 @@ void scatter_with(MPI_Comm pc, std::size_t dim, Out& out, const Op& op, std::spa
     c.take_forms();
     for (std::size_t r = 0; r < P; ++r) c.at[r + 1] = c.at[r] + (r != self ? static_cast<std::size_t>(c.recv[r]) : 0);
     // the counts' forms, then the room and the output: agreed on before the fold
-    std::string failure = check_forms(c, ranges[self + 1] - ranges[self], self);
+    std::string failure;
     std::optional<decltype(RO::begin_output(out, dim, 0))> slots;
     bool began = false;
-    if (failure.empty()) try {
+    try {
+        failure = check_forms(c, ranges[self + 1] - ranges[self], self);
+        if (failure.empty()) {
             make_room(room, c, ranges, self, static_cast<std::size_t>(c.send[self]));
             began = true;
             slots = RO::begin_output(out, dim, c.at[P] + static_cast<std::size_t>(c.send[self]));
-        } catch (...) {
-            failure = text_or_out_of_memory([&] { return rank_failure_text(me); });
         }
+    } catch (...) {
+        failure = text_or_out_of_memory([&] { return rank_failure_text(me); });
+    }
     // an output begun is left valid, with no entries, by any failure (shrinking allocates nothing)
     const auto empty_output = [&] {
         if (began) RO::commit_output(out, 0);

@@ -12,9 +12,9 @@
 //              (broadcast_block_tag + k for its stream k of at most two),
 //              recursive doubling (64: above the broadcast's streams)
 //   71 .. 72   the distributed sort (sort/)
-//   73 .. 74   reduce_scatter (collective/reduce_scatter.hpp): slices;
-//   77         and its ranks' status words
+//   73 .. 74   reduce_scatter (collective/reduce_scatter.hpp): slices
 //   75 .. 76   fixed-pattern plans (collective/pattern_plan.hpp)
+//   77         reduce_scatter: its ranks' status words
 //   1000 + 4s  a started reduce (reduce_plan::start, ireduce): the windowed
 //   .. + 3     reduce's tags, moved up by request_tags(s) for the s-th start
 //              on the communicator (mod request_tag_slots), so requests in
