@@ -54,8 +54,10 @@
 /// off: then only the count is checked) or of another dimension, an
 /// output of the wrong size, and `values` that are `out` (the output is made
 /// before the values are read), throw on every rank naming the lowest rank at
-/// fault: the ranks agree on it with one small MPI_Iallreduce that travels
-/// with the values. An operation that may throw (one not noexcept) adds one
+/// fault: the ranks agree on it while the values travel, by a status word
+/// from every rank to every other where every rank sends values to every
+/// other (found when the plan is made), else by one small MPI_Iallreduce.
+/// An operation that may throw (one not noexcept) adds one
 /// small allreduce after the fold, so a throw on one rank throws on all.
 
 #include <climits>

@@ -230,7 +230,7 @@ void make_room(scatter_room<I, T>& room, slice_counts& c, std::span<const std::s
         }
     }
     if (room.bits.size() < words) room.bits.resize(words);
-    c.reqs.reserve(posts + 2 * P); // and the status words (slice_counts::post_status)
+    c.reqs.reserve(posts + 2 * P); // and the status words (slice_counts::status)
 }
 
 // Empty when every slice this rank receives comes in a known form, and a
@@ -376,14 +376,14 @@ void scatter_with(MPI_Comm pc, std::size_t dim, Out& out, const Op& op, std::spa
     };
     if (!failure.empty()) empty_output();
     if constexpr (!op_may_throw) {
-        c.post_status(pc, failure.empty() ? slice_counts::no_failure : self);
+        c.status.post(pc, me, !failure.empty(), scatter_status_tag, c.reqs);
         rep.messages_sent += P - 1;
         rep.bytes_sent += (P - 1) * sizeof(std::uint64_t);
         rep.bytes_received += (P - 1) * sizeof(std::uint64_t);
     }
     exchange_slices(pc, room, c, ranges, self, failure.empty(), drain, rep);
     if constexpr (!op_may_throw) {
-        if (const int first = c.first_failed(); first != INT_MAX) {
+        if (const int first = c.status.first_failed(); first != INT_MAX) {
             empty_output();
             fail("reduce_scatter failed on " + broadcast_failure_text(pc, me, first, failure));
         }

@@ -1,17 +1,22 @@
 #pragma once
 // The agreement that ends a collective in which some ranks may have failed:
 // one allreduce (min) of the lowest failing rank, then that rank's message
-// broadcast, so every rank can throw the same error.
+// broadcast, so every rank can throw the same error; or, where every rank
+// sends every other its data anyway, a status word beside it (status_words).
 
+#include <algorithm>
 #include <climits>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <mpi.h>
 
 #include "../error.hpp"
+#include "bytes.hpp"
 
 namespace sparse_reduce::detail {
 
@@ -31,6 +36,36 @@ inline std::string broadcast_failure_text(MPI_Comm comm, int me, int first, cons
     MPI_Bcast(message.data(), len, MPI_CHAR, first, comm);
     return message;
 }
+
+// The lowest failing rank agreed on by a status word from every rank to
+// every other (post_words), posted with a call's data and completed with
+// it: one latency inside the exchange, where an allreduce, even
+// nonblocking, takes log P rounds that progress only inside MPI calls (on 4
+// hosts at 1 Gbit/s 0.3 to 0.45 ms of a 1.2 ms reduce_scatter at 0.1 %).
+// P - 1 messages each way: for collectives whose data goes to every rank
+// anyway. Sized (resize) where a failure is still agreed on: post
+// allocates nothing; the words must outlive the requests.
+struct status_words {
+    static constexpr std::uint64_t no_failure = ~std::uint64_t{0};
+    std::vector<std::uint64_t> in, out;
+    void resize(std::size_t P)
+    {
+        in.assign(P, no_failure);
+        out.assign(P, no_failure);
+    }
+    // failed: whether this rank failed (rank: its rank); reqs: room for 2 P
+    void post(MPI_Comm comm, int rank, bool failed, int tag, std::vector<MPI_Request>& reqs)
+    {
+        out.assign(out.size(), failed ? static_cast<std::uint64_t>(rank) : no_failure);
+        post_words(comm, out, in, tag, reqs);
+    }
+    // The lowest rank that failed, INT_MAX if none (once post's requests completed).
+    int first_failed() const
+    {
+        const std::uint64_t first = *std::min_element(in.begin(), in.end());
+        return first == no_failure ? INT_MAX : static_cast<int>(first);
+    }
+};
 
 // candidate: the lowest failing rank this rank knows of (itself, or one it
 // heard of), INT_MAX for none; text: this rank's message if it failed.

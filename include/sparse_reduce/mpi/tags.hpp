@@ -15,6 +15,7 @@
 //   73 .. 74   reduce_scatter (collective/reduce_scatter.hpp): slices
 //   75 .. 76   fixed-pattern plans (collective/pattern_plan.hpp)
 //   77         reduce_scatter: its ranks' status words
+//   78         a fixed-pattern plan's call: its ranks' status words
 //   1000 + 4s  a started reduce (reduce_plan::start, ireduce): the windowed
 //   .. + 3     reduce's tags, moved up by request_tags(s) for the s-th start
 //              on the communicator (mod request_tag_slots), so requests in
@@ -49,6 +50,7 @@ inline constexpr int move_data_tag = 72;
 inline constexpr int scatter_offset_tag = 73;
 inline constexpr int scatter_value_tag = 74;
 inline constexpr int scatter_status_tag = 77; // each rank's room and output, to every other
+inline constexpr int pattern_status_tag = 78; // a pattern plan's call: each rank's check, to every other
 
 inline constexpr int pattern_index_tag = 75; // a pattern plan's indices, once
 inline constexpr int pattern_value_tag = 76; // its values, every call

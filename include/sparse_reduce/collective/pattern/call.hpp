@@ -7,7 +7,9 @@
 // owner its run (straight from the caller's values when the pattern is
 // ordered by owner); fold the runs in rank order as they arrive
 // (pattern_exchange). A blocking call agrees on the lowest failing rank
-// with an MPI_Iallreduce that travels with the values; a started one
+// while the values travel: by status words beside them where every rank
+// sends values to every other (pattern_layout::status_words), else by an
+// MPI_Iallreduce; a started one
 // (collective/pattern_start.hpp) by messages, along with the values where
 // the operation cannot throw, else once its runs are folded.
 
@@ -261,12 +263,20 @@ report pattern_call(pattern_state<T>& s, const Values& values, Out& out, const O
     const pattern_layout& l = s.l;
     const MPI_Comm pc = s.comm->comm;
     pattern_exchange<T, Op> exchange(s, values, out, op, pattern_value_tag);
-    // the lowest rank whose check failed, agreed while the values travel
-    int candidate = exchange.check_failure().empty() ? INT_MAX : l.rank, first = INT_MAX;
-    MPI_Request status;
-    MPI_Iallreduce(&candidate, &first, 1, MPI_INT, MPI_MIN, pc, &status);
+    // the lowest rank whose check failed, agreed while the values travel:
+    // beside them where they go to every rank, else in one MPI_Iallreduce
+    const bool failed = !exchange.check_failure().empty();
+    int candidate = failed ? l.rank : INT_MAX, first = INT_MAX;
+    MPI_Request status = MPI_REQUEST_NULL;
+    if (l.status_words) s.status.post(pc, l.rank, failed, pattern_status_tag, s.status_reqs);
+    else MPI_Iallreduce(&candidate, &first, 1, MPI_INT, MPI_MIN, pc, &status);
     exchange.step(true);
-    MPI_Wait(&status, MPI_STATUS_IGNORE);
+    if (l.status_words) {
+        wait_all(s.status_reqs);
+        first = s.status.first_failed();
+    } else {
+        MPI_Wait(&status, MPI_STATUS_IGNORE);
+    }
     if (first != INT_MAX)
         fail("pattern plan reduce failed on " + broadcast_failure_text(pc, l.rank, first, exchange.check_failure()));
     if constexpr (!noexcept(op(std::declval<const T&>(), std::declval<const T&>())))

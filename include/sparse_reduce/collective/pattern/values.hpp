@@ -48,6 +48,8 @@ struct pattern_state {
     std::vector<std::size_t> posted; // P + 1: rank s's receive requests, posted[s] .. posted[s + 1]
     std::vector<int> all_bytes, all_at; // allreduce: each owner's part of the union, in bytes
     report traffic;                     // what every call sends and receives
+    status_words status;                // a blocking call's agreement where l.status_words
+    std::vector<MPI_Request> status_reqs;
     matrix_split split;                 // a matrix output's structure, made on first use
     value_vector<T> staged;             // a column-major output's values in the support's order
     // A started call (collective/pattern_start.hpp): its slot, its state
@@ -123,6 +125,11 @@ void build_pattern_state(pattern_state<T>& s)
     agreed_step(pc, l.rank, [&] {
         if (auto why = merge_runs(l, runs); !why.empty()) fail(why);
     });
+    int every_peer = 1; // whether this rank sends to and receives from every other
+    for (std::size_t r = 0; r < P; ++r)
+        if (r != me && (!l.sends(static_cast<int>(r)) || !l.receives(static_cast<int>(r)))) every_peer = 0;
+    MPI_Allreduce(MPI_IN_PLACE, &every_peer, 1, MPI_INT, MPI_MIN, pc);
+    l.status_words = every_peer != 0;
     if (l.to_all) gather_union(pc, l);
     agreed_step(pc, l.rank, [&] {
         s.send.resize(l.pattern_size());
@@ -138,6 +145,10 @@ void build_pattern_state(pattern_state<T>& s)
             s.traffic.bytes_received += r != me ? l.receives(static_cast<int>(r)) * sizeof(T) : 0;
         }
         s.reqs.reserve(posts + s.posted[P]);
+        if (l.status_words) {
+            s.status.resize(P);
+            s.status_reqs.reserve(2 * P);
+        }
         if (l.to_all) size_union_gather(s);
         s.traffic.algorithm = pattern_algorithm(l);
     });
