@@ -200,6 +200,33 @@ bool throws_everywhere(F&& f, const std::string& needle)
 
 } // namespace
 
+// A plan whose values go from every rank to every other (every even index:
+// each rank's pattern reaches every range) agrees on a call off the plan by
+// status words beside the values (scatter and all targets); a plan to one
+// root by an MPI_Iallreduce. With ranks 1 and P - 1 off the plan, every rank
+// throws naming rank 1 (rank 0 alone at one rank), and the plan still works.
+BOOST_AUTO_TEST_CASE(a_call_off_a_plan_of_every_pair_throws_naming_the_lowest_rank)
+{
+    auto& comm = world();
+    const int P = comm.size();
+    const int lowest = P > 1 ? 1 : 0;
+    std::vector<std::int64_t> even;
+    for (std::size_t i = 0; i < dim; i += 2) even.push_back(static_cast<std::int64_t>(i));
+    for (const auto& target : {sr::pattern_target::scatter(), sr::pattern_target::all(), sr::pattern_target::root(0)}) {
+        auto plan = sr::make_pattern_plan<double>(comm, dim, even, target);
+        std::vector<double> out;
+        const bool off = comm.rank() == lowest || comm.rank() == P - 1;
+        std::vector<double> values(even.size() + (off ? 1 : 0), 1.0);
+        BOOST_TEST(throws_everywhere([&] { plan.reduce(values, out, std::plus<>{}); },
+                                     "failed on rank " + std::to_string(lowest) + ":"));
+        values.assign(even.size(), 1.0);
+        plan.reduce(values, out, std::plus<>{});
+        bool ok = !target.writes(comm.rank()) || out.size() == plan.support().size();
+        for (const double v : out) ok = ok && v == P;
+        BOOST_TEST(all_ok(ok));
+    }
+}
+
 BOOST_AUTO_TEST_CASE(a_call_off_the_plan_throws_on_every_rank_and_the_plan_still_works)
 {
     auto& comm = world();

@@ -36,9 +36,11 @@
 /// index_value_vector of the dimension whose indices become support().
 ///
 /// How: making the plan sends every owner the indices of its part (one
-/// alltoall of counts, one message per pair of ranks that share entries), and
-/// the owner keeps, for every value it will receive, its slot in the support.
-/// A call sends values only, one message per such pair, straight from the
+/// alltoall of counts, one message per pair of ranks that share entries, and
+/// a few small allreduces of the ranks' agreement), and the owner keeps, for
+/// every value it will receive, its slot in the support. A call sends values
+/// only, one message per such pair (and, where every pair of ranks exchanges
+/// values, a status word per pair: the agreement), straight from the
 /// caller's values when the pattern is ordered by owner (else gathered once
 /// into the plan's buffer), and the owner folds each rank's run at its slots
 /// in rank order, then the pattern's order, so non-commutative operations

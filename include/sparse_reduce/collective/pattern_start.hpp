@@ -59,7 +59,7 @@ struct started_pattern : started_base<Held, Op, pattern_state<T>> {
     bool agreeing = false, exchanged = false, gathering = false;
 
     // An operation that cannot throw: the agreement, on the checks' failures
-    // alone, goes along with the runs (as the blocking call's MPI_Iallreduce
+    // alone, goes along with the runs (as the blocking call's agreement
     // does); else it follows the folds.
     static constexpr bool folds_cannot_fail =
         noexcept(std::declval<const Op&>()(std::declval<const T&>(), std::declval<const T&>()));

@@ -49,11 +49,11 @@ inline constexpr int move_data_tag = 72;
 
 inline constexpr int scatter_offset_tag = 73;
 inline constexpr int scatter_value_tag = 74;
-inline constexpr int scatter_status_tag = 77; // each rank's room and output, to every other
-inline constexpr int pattern_status_tag = 78; // a pattern plan's call: each rank's check, to every other
-
 inline constexpr int pattern_index_tag = 75; // a pattern plan's indices, once
 inline constexpr int pattern_value_tag = 76; // its values, every call
+
+inline constexpr int scatter_status_tag = 77; // each rank's room and output, to every other
+inline constexpr int pattern_status_tag = 78; // a pattern plan's call: each rank's check, to every other
 
 // A started reduce's tag offset: within MPI's smallest tag bound (32767).
 inline constexpr int request_tag_base = 1000;

@@ -8,7 +8,7 @@
 // ordered by owner); fold the runs in rank order as they arrive
 // (pattern_exchange). A blocking call agrees on the lowest failing rank
 // while the values travel: by status words beside them where every rank
-// sends values to every other (pattern_layout::status_words), else by an
+// sends values to every other (pattern_layout::agree_by_words), else by an
 // MPI_Iallreduce; a started one
 // (collective/pattern_start.hpp) by messages, along with the values where
 // the operation cannot throw, else once its runs are folded.
@@ -268,10 +268,10 @@ report pattern_call(pattern_state<T>& s, const Values& values, Out& out, const O
     const bool failed = !exchange.check_failure().empty();
     int candidate = failed ? l.rank : INT_MAX, first = INT_MAX;
     MPI_Request status = MPI_REQUEST_NULL;
-    if (l.status_words) s.status.post(pc, l.rank, failed, pattern_status_tag, s.status_reqs);
+    if (l.agree_by_words) s.status.post(pc, l.rank, failed, pattern_status_tag, s.status_reqs);
     else MPI_Iallreduce(&candidate, &first, 1, MPI_INT, MPI_MIN, pc, &status);
     exchange.step(true);
-    if (l.status_words) {
+    if (l.agree_by_words) {
         wait_all(s.status_reqs);
         first = s.status.first_failed();
     } else {

@@ -49,8 +49,9 @@ struct pattern_layout {
     bool to_all = false;
     bool writes = true; // false on a reduce's other ranks: their output is left alone
     // every rank sends values to every other: a blocking call's agreement
-    // travels beside them as status words (status_words), else as an MPI_Iallreduce
-    bool status_words = false;
+    // travels beside them as status words (mpi/first_failure.hpp), else as an
+    // MPI_Iallreduce
+    bool agree_by_words = false;
     std::vector<std::size_t> all;
     std::vector<std::size_t> all_cut; // P + 1: owner s's part of `all`
 

@@ -5,8 +5,10 @@
 // A call, on every rank: check the values and make the output (a failure is
 // kept, not thrown); post the receives, one per rank that sends here; send
 // each owner its run (straight from the caller's values when the pattern is
-// ordered by owner); start the MPI_Iallreduce of the lowest failing rank;
-// fold the runs in rank order as they arrive; end the agreement. A failed
+// ordered by owner); start the agreement on the lowest failing rank (status
+// words where every rank sends values to every other, else an
+// MPI_Iallreduce); fold the runs in rank order as they arrive; end the
+// agreement. A failed
 // rank still sends (from the plan's buffer), so every message is matched.
 
 #include <climits>
@@ -48,7 +50,7 @@ struct pattern_state {
     std::vector<std::size_t> posted; // P + 1: rank s's receive requests, posted[s] .. posted[s + 1]
     std::vector<int> all_bytes, all_at; // allreduce: each owner's part of the union, in bytes
     report traffic;                     // what every call sends and receives
-    status_words status;                // a blocking call's agreement where l.status_words
+    status_words status;                // a blocking call's agreement where l.agree_by_words
     std::vector<MPI_Request> status_reqs;
     matrix_split split;                 // a matrix output's structure, made on first use
     value_vector<T> staged;             // a column-major output's values in the support's order
@@ -129,7 +131,7 @@ void build_pattern_state(pattern_state<T>& s)
     for (std::size_t r = 0; r < P; ++r)
         if (r != me && (!l.sends(static_cast<int>(r)) || !l.receives(static_cast<int>(r)))) every_peer = 0;
     MPI_Allreduce(MPI_IN_PLACE, &every_peer, 1, MPI_INT, MPI_MIN, pc);
-    l.status_words = every_peer != 0;
+    l.agree_by_words = every_peer != 0;
     if (l.to_all) gather_union(pc, l);
     agreed_step(pc, l.rank, [&] {
         s.send.resize(l.pattern_size());
@@ -145,7 +147,7 @@ void build_pattern_state(pattern_state<T>& s)
             s.traffic.bytes_received += r != me ? l.receives(static_cast<int>(r)) * sizeof(T) : 0;
         }
         s.reqs.reserve(posts + s.posted[P]);
-        if (l.status_words) {
+        if (l.agree_by_words) {
             s.status.resize(P);
             s.status_reqs.reserve(2 * P);
         }
