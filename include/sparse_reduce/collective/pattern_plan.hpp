@@ -40,7 +40,7 @@
 /// a few small allreduces of the ranks' agreement), and the owner keeps, for
 /// every value it will receive, its slot in the support. A call sends values
 /// only, one message per such pair (and, where every pair of ranks exchanges
-/// values, a status word per pair: the agreement), straight from the
+/// values, a status word each way per pair: the agreement), straight from the
 /// caller's values when the pattern is ordered by owner (else gathered once
 /// into the plan's buffer), and the owner folds each rank's run at its slots
 /// in rank order, then the pattern's order, so non-commutative operations
