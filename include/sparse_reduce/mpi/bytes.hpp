@@ -118,9 +118,9 @@ inline void bcast_bytes(void* p, std::size_t bytes, int root, MPI_Comm comm)
 // in reqs: a small exchange of point-to-point messages, so a started call
 // enters no collective (split_allgather's counts and raw flags), and words
 // posted with a call's data travel with it, in no round of their own
-// (reduce_scatter's and a fixed-pattern plan's status words). Messages between two members on one tag
-// arrive in the order sent, so the words match where every member posts
-// them at the same point of the call.
+// (status_words, mpi/first_failure.hpp). Messages between two members on
+// one tag arrive in the order sent, so the words match where every member
+// posts them at the same point of the call.
 inline void post_words(MPI_Comm pc, std::span<const std::uint64_t> send, std::span<std::uint64_t> recv, int tag,
                        std::vector<MPI_Request>& reqs)
 {
