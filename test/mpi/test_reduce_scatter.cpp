@@ -267,7 +267,10 @@ BOOST_AUTO_TEST_CASE(slices_travel_as_bitmaps_where_bytes_are_dear)
                         full += c.recv_form[d] == sr::detail::slice_form::full;
                     }
                 }
-                bytes += sizeof(std::uint64_t) * (P - 1); // and its status word to every other rank (the op is noexcept)
+                // and its header to every other rank (9 words and its row of P
+                // counts), and its status word where the ranks agreed by them:
+                // here, where a new output must allocate
+                bytes += sizeof(std::uint64_t) * (P - 1) * (9 + P + (c.status_round ? 1 : 0));
                 const std::size_t listed = received(sr::detail::slice_form::listed);
                 // the densities reach each form: 30 % takes bitmaps only where bytes are dear, 100 % full slices
                 if (P > 1 && density == 0.3) forms = forms && (dear ? bitmaps > 0 : bitmaps == 0);
@@ -277,6 +280,54 @@ BOOST_AUTO_TEST_CASE(slices_travel_as_bitmaps_where_bytes_are_dear)
                 BOOST_TEST(all_ok(c.last.bytes_sent == bytes),
                            "bytes at density " << density << ": " << c.last.bytes_sent << " against " << bytes);
             }
+    }
+}
+
+// A loop of calls that keeps its output takes one round once its sizes
+// settle: from the headers every rank knows that no rank must allocate, so
+// the ranks send no status words (counted). A call that needs more room
+// (a denser input) takes them again, as does one whose output is new, and
+// every call of an op that may throw agrees after the fold instead. Each
+// call against the serial fold, with Eigen and index/value outputs.
+BOOST_AUTO_TEST_CASE(a_loop_that_keeps_its_output_takes_one_round)
+{
+    auto& comm = world();
+    const std::size_t P = static_cast<std::size_t>(comm.size()), n = 3000;
+    const auto& c = sr::detail::state_of(MPI_Comm(comm)).memo<sr::detail::slice_counts>();
+    const auto words = [&](bool status) { return sizeof(std::uint64_t) * (P - 1) * (status ? 1 : 0); };
+    sr::index_value_vector<double> out;
+    Eigen::SparseVector<double> eout;
+    // (density, salt, whether the room and outputs hold it already): the same
+    // input again, a sparser one, a denser one (it grows the room), again
+    const struct {
+        double density;
+        unsigned salt;
+        bool settled;
+    } steps[] = {{0.05, 701, false}, {0.05, 701, true}, {0.01, 702, true}, {0.5, 703, false}, {0.5, 703, true}};
+    for (const auto& step : steps) {
+        const auto in = input_of<double>(comm.rank(), comm.size(), n, step.density, pattern::uniform, std::plus<>{}, step.salt);
+        const auto want = serial_fold<double>(comm.size(), n, step.density, pattern::uniform, std::plus<>{}, step.salt);
+        const auto ranges = sr::reduce_scatter(comm, in, out, std::plus<>{});
+        const bool status = P == 1 || !step.settled;
+        BOOST_TEST(all_ok(owns_its_range(out, want, ranges, std::plus<>{})), "density " << step.density);
+        BOOST_TEST(all_ok(c.status_round == status), "density " << step.density << ": status words " << c.status_round);
+        // the headers (9 words and a row of P counts) and the status words, beside the slices
+        const std::size_t before = c.last.bytes_sent;
+        BOOST_TEST(all_ok(before >= sizeof(std::uint64_t) * (P - 1) * (9 + P) + words(status)));
+        sr::reduce_scatter(comm, in, eout, std::plus<>{});
+        BOOST_TEST(all_ok(owns_its_range(eout, want, ranges, std::plus<>{})), "Eigen, density " << step.density);
+        BOOST_TEST(all_ok(c.status_round == status), "Eigen, density " << step.density);
+        BOOST_TEST(all_ok(c.last.bytes_sent == before), "Eigen, density " << step.density << ": the same bytes");
+        // an op that may throw agrees after the fold, always
+        sr::index_value_vector<double> by_make_op;
+        sr::reduce_scatter(comm, in, by_make_op, sr::make_op([](double a, double b) { return a + b; }, 0.0, sr::commutative));
+        BOOST_TEST(all_ok(owns_its_range(by_make_op, want, ranges, std::plus<>{})), "make_op, density " << step.density);
+        BOOST_TEST(all_ok(c.status_round), "make_op, density " << step.density);
+        // a new output must allocate where the fold has entries
+        sr::index_value_vector<double> fresh;
+        sr::reduce_scatter(comm, in, fresh, std::plus<>{});
+        BOOST_TEST(all_ok(owns_its_range(fresh, want, ranges, std::plus<>{})), "new output, density " << step.density);
+        BOOST_TEST(all_ok(c.status_round), "new output, density " << step.density);
     }
 }
 

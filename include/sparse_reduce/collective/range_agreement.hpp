@@ -2,10 +2,10 @@
 // The ranks' agreement on a collective's dimension and index ranges
 // (reduce_scatter, reduce_scatter_balanced, the pattern plans): the ranges'
 // check and hash, one allreduce of the arguments (agree_or_throw), or the
-// same agreement inside an exchange of counts (agree_and_count). Every rank
-// reads the same verdict and throws alike, naming the rank at fault.
+// same agreement read from reduce_scatter's headers (scatter/headers.hpp).
+// Every rank reads the same verdict and throws alike, naming the rank at
+// fault.
 
-#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -16,7 +16,6 @@
 
 #include "../detail/fnv1a.hpp"
 #include "../error.hpp"
-#include "../exec/comm_state.hpp"
 #include "../mpi/dimension_agreement.hpp"
 #include "../mpi/first_failure.hpp"
 
@@ -73,75 +72,6 @@ inline void agree_or_throw(MPI_Comm comm, std::size_t dimension, std::uint64_t r
     MPI_Allreduce(mine, all, 5, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm);
     throw_verdict(comm, all[4] ? ranks - static_cast<int>(all[4]) : -1, all[0] != ~all[1], all[2] != ~all[3], dimension,
                   local_failure, who);
-}
-
-// agree_and_count's words to and from each rank: a count, the dimension,
-// the ranges' hash and the failed flag.
-inline constexpr std::size_t counted_words_per_rank = 4;
-
-// Those words, both ways, kept on the communicator (a memo of comm_state)
-// from its first reduce_scatter, which agrees in one more allreduce that
-// every rank made them: a rank that could not still takes part, and every
-// rank throws (the next call tries again).
-struct counted_words {
-    std::vector<std::uint64_t> words;
-    bool agreed = false; // the same on every rank: set only after the allreduce
-};
-
-inline std::span<std::uint64_t> agreed_counted_words(comm_state& st, MPI_Comm comm)
-{
-    int me = 0, ranks = 1;
-    MPI_Comm_rank(comm, &me);
-    MPI_Comm_size(comm, &ranks);
-    counted_words* m = nullptr;
-    std::string failure;
-    try {
-        m = &st.memo<counted_words>();
-        if (m->agreed) return m->words;
-        m->words.assign(2 * counted_words_per_rank * static_cast<std::size_t>(ranks), 0);
-    } catch (...) {
-        failure = text_or_out_of_memory([&] { return rank_failure_text(me); });
-    }
-    throw_if_any_failed(comm, failure, "reduce_scatter failed on");
-    m->agreed = true;
-    return m->words;
-}
-
-// The agreement and the exchange of counts in one MPI_Alltoall: every rank
-// sends every other the count of entries it sends it, its dimension, its
-// ranges' hash and whether it failed (words: agreed_counted_words), so
-// every rank reads the same verdict: the lowest failing rank's text, ranks
-// of other dimensions (named) or other ranges, thrown on every rank, else
-// the counts received into recv. send: the counts this rank sends, P of
-// them (empty where it failed before it counted: it sends zeros).
-inline void agree_and_count(MPI_Comm comm, std::span<std::uint64_t> words, std::size_t dimension,
-                            std::uint64_t ranges_hash, const std::string& local_failure,
-                            std::span<const std::uint64_t> send, std::span<std::uint64_t> recv, const char* who)
-{
-    int ranks = 1;
-    MPI_Comm_size(comm, &ranks);
-    const auto P = static_cast<std::size_t>(ranks);
-    constexpr std::size_t W = counted_words_per_rank;
-    assert(words.size() == 2 * W * P); // agreed_counted_words sizes them for this communicator
-    std::uint64_t* out = words.data();
-    const std::uint64_t* in = words.data() + W * P;
-    for (std::size_t d = 0; d < P; ++d) {
-        out[W * d] = local_failure.empty() ? send[d] : 0;
-        out[W * d + 1] = dimension;
-        out[W * d + 2] = ranges_hash;
-        out[W * d + 3] = local_failure.empty() ? 0 : 1;
-    }
-    MPI_Alltoall(out, static_cast<int>(W), MPI_UINT64_T, words.data() + W * P, static_cast<int>(W), MPI_UINT64_T,
-                 comm);
-    int first = -1;
-    bool dimensions_differ = false, ranges_differ = false;
-    for (std::size_t s = 0; s < P; ++s) {
-        if (in[W * s + 3] && first < 0) first = static_cast<int>(s);
-        dimensions_differ = dimensions_differ || in[W * s + 1] != in[1];
-        ranges_differ = ranges_differ || in[W * s + 2] != in[2];
-    }
-    throw_verdict(comm, first, dimensions_differ, ranges_differ, dimension, local_failure, who);
-    for (std::size_t s = 0; s < P; ++s) recv[s] = in[W * s];
 }
 
 } // namespace sparse_reduce::detail

@@ -16,10 +16,13 @@
 /// `in` is any representation reduce accepts (dense, index_value_vector,
 /// Eigen::SparseVector, rle_vector).
 ///
-/// How: a direct exchange. Each rank cuts its non-identity entries by range
-/// and sends each slice to its owner as two raw buffers, indices and
-/// values, after one MPI_Alltoall of the entry counts, which carries the
-/// ranks' agreement on the arguments too. Indices are global
+/// How: a direct exchange in one round. Each rank cuts its non-identity
+/// entries by range and sends each slice to its owner as two raw buffers,
+/// indices and values, posted with a header to every other rank
+/// (scatter/headers.hpp: the slice's count and bytes, the arguments the
+/// ranks agree on, what the rank can receive without allocating and, up to
+/// 64 ranks, the counts of all its slices); a receiver posts its receives
+/// for a slice once its header is in. Indices are global
 /// uint32 when D fits 32 bits, else offsets within the range (uint32 when
 /// every range is shorter than 2^32, else uint64); a slice's indices travel
 /// as a bitmap over the owner's range instead where that is fewer bytes and
@@ -33,29 +36,32 @@
 /// merge kernel of kernel/merge_arrays.hpp, pairwise ((s0 ⊗ s1) ⊗ (s2 ⊗
 /// s3)) ..., the last round straight into `out`, so non-commutative
 /// operations get the rank order and the fold costs O(n log P). What a call
-/// receives and its rounds use memory kept on the communicator: a loop of
-/// calls allocates nothing once its sizes settle. Nothing goes through
-/// Boost.Serialization.
+/// receives and its rounds use memory kept on the communicator, grown by a
+/// quarter more than asked: a loop of calls allocates nothing once its
+/// sizes settle. Nothing goes through Boost.Serialization.
 ///
-/// Errors, on every rank and before any entry is sent: an
+/// Errors, on every rank and before any entry is folded: an
 /// intercommunicator (refused before any collective); and, told in the
-/// exchange of the counts, ranks disagreeing on D or on the ranges, ranges
+/// headers, ranks disagreeing on D or on the ranges, ranges
 /// that are not P + 1 non-decreasing boundaries from 0 to D, a corrupt input
 /// (indices out of order or range) and an op made by make_op whose identity
 /// does not hold on a sample of the input's values, on any rank: each
-/// throws sparse_reduce::error naming the rank at fault. An op that
+/// throws sparse_reduce::error naming the rank at fault (a rank that failed
+/// sends no slices; the others' are taken and dropped). An op that
 /// throws (anything, `throw 42;` too) while a rank folds its range, memory
 /// that runs out on a rank (its room for what it receives: it then takes
 /// the pieces, of 1 MiB, into a drain of one piece and drops them), or an
 /// output it cannot make: every rank throws sparse_reduce::error naming the
-/// lowest failing rank. Room and output are made before the slices travel:
-/// where the op is noexcept the ranks agree on them while the slices travel
-/// (a status word from every rank to every other, posted with the slices:
-/// no round of its own) and fold after,
-/// and a failed call leaves every output it began empty; where the op may
-/// throw they agree on everything, the fold included, in one small
-/// allreduce after the fold, and a rank whose own fold succeeded keeps its
-/// result.
+/// lowest failing rank. Room and output are made before the fold. Where the
+/// op is noexcept: where the headers show that no rank must allocate (its
+/// room and its output, whose capacity its header tells, hold what comes
+/// to it: a loop that keeps its output, once its sizes settle), nothing
+/// can fail and the call takes one round; else the ranks agree on room and
+/// output by a status word from every rank to every other, one latency
+/// more, and fold after; a failed call leaves every output it began empty.
+/// Where the op may throw they agree on everything, the fold included, in
+/// one small allreduce after the fold, and a rank whose own fold succeeded
+/// keeps its result.
 ///
 /// For building on it (allreduce as reduce_scatter + allgather): the ranges
 /// returned are agreed on by all ranks, and rank r's `out` holds entries in
@@ -97,6 +103,8 @@
 #include "../select/tuning.hpp"
 #include "call_check.hpp"
 #include "range_agreement.hpp"
+#include "scatter/headers.hpp"
+#include "scatter/room.hpp"
 #include "scatter/slices.hpp"
 
 namespace sparse_reduce {
@@ -115,29 +123,6 @@ inline std::vector<std::size_t> block_ranges(std::size_t dimension, int ranks)
 }
 
 namespace detail {
-
-// One run of a fold: a rank's entries in this rank's range.
-template <class I, class T>
-struct run_view {
-    const I* idx;
-    const T* val;
-    std::size_t n;
-};
-
-// The room of the exchange and the fold, kept on the communicator (a memo of
-// comm_state) so a loop of calls allocates nothing once its sizes settle:
-// what arrives (the other ranks' runs, packed in rank order; the bitmaps
-// of those that come as bitmaps, from word bits_at[r]) and two areas for
-// the rounds of the fold.
-template <class I, class T>
-struct scatter_room {
-    slices<I, T> s;
-    std::vector<I> idx, tmp_idx[2];
-    value_vector<T> val, tmp_val[2];
-    std::vector<std::uint64_t> bits;
-    std::vector<std::size_t> bits_at;
-    std::vector<run_view<I, T>> runs, next;
-};
 
 // Folds the runs pairwise in rank order, ((r0 ⊗ r1) ⊗ (r2 ⊗ r3)) ..., with
 // the merge kernel (kernel/merge_arrays.hpp: the runs hold no identity), the
@@ -200,54 +185,6 @@ void slice_messages(slice_form f, std::size_t n, std::size_t len, Bytes&& bytes,
     bytes(values, n * sizeof(T), scatter_value_tag);
 }
 
-// Room for what arrives and for the fold's rounds (throws when there is none).
-template <class I, class T>
-void make_room(scatter_room<I, T>& room, slice_counts& c, std::span<const std::size_t> ranges, std::size_t self,
-               std::size_t own)
-{
-    const std::size_t P = c.recv.size(), arriving = c.at[P], total = arriving + own, mine = ranges[self + 1] - ranges[self];
-    if (room.idx.size() < arriving) room.idx.resize(arriving);
-    if (room.val.size() < arriving) room.val.resize(arriving);
-    for (int a = 0; a < 2 && P > 1; ++a) {
-        if (room.tmp_idx[a].size() < total) room.tmp_idx[a].resize(total);
-        if (room.tmp_val[a].size() < total) room.tmp_val[a].resize(total);
-    }
-    room.runs.reserve(P);
-    room.next.reserve(P);
-    room.bits_at.assign(P, 0);
-    std::size_t posts = 0, words = 0; // the sends' and the receives': reserved once sizes settle
-    for (std::size_t r = 0; r < P; ++r) {
-        if (r == self) continue;
-        if (c.send[r])
-            posts += message_pieces(index_wire_bytes(c.send_form[r], c.send[r], ranges[r + 1] - ranges[r], sizeof(I))) +
-                     message_pieces(c.send[r] * sizeof(T));
-        if (c.recv[r])
-            posts += message_pieces(index_wire_bytes(c.recv_form[r], c.recv[r], mine, sizeof(I))) +
-                     message_pieces(c.recv[r] * sizeof(T));
-        if (c.recv_form[r] == slice_form::bitmap) {
-            room.bits_at[r] = words;
-            words += bitmap_words(mine);
-        }
-    }
-    if (room.bits.size() < words) room.bits.resize(words);
-    c.reqs.reserve(posts + 2 * P); // and the status words (slice_counts::status)
-}
-
-// Empty when every slice this rank receives comes in a known form, and a
-// full one fills its range; else why not (known from the counts alone, so
-// agreed on with the room, before the fold).
-inline std::string check_forms(const slice_counts& c, std::size_t len, std::size_t self)
-{
-    for (std::size_t r = 0; r < c.recv.size(); ++r) {
-        if (r == self || !c.recv[r]) continue;
-        if (c.recv_form[r] > slice_form::full) return "reduce_scatter: rank " + std::to_string(r) + " sent a slice of no known form";
-        if (c.recv_form[r] == slice_form::full && c.recv[r] != len)
-            return "reduce_scatter: rank " + std::to_string(r) + " sent a full slice of " + std::to_string(c.recv[r]) +
-                   " entries for a range of " + std::to_string(len);
-    }
-    return {};
-}
-
 // The indices of the runs that came as bitmaps or full, written out where
 // listed ones land; base: what a wire index adds to be this rank's index
 // type (global indices: the range's start; offsets: 0). Empty, else why not.
@@ -268,34 +205,37 @@ std::string unpack_indices(scatter_room<I, T>& room, const slice_counts& c, std:
     return {};
 }
 
-// The slices both ways: each rank's receives (into the room, or, without
-// room, into the drain, dropped) and its sends; returns when all are done.
-// A rank without room posts its sends first: its drain receives block, and
-// two such ranks that owe each other slices would otherwise wait for each
-// other forever.
+// This rank's slices, posted (before the headers are in: a header and its
+// slice travel together).
 template <class I, class T>
-void exchange_slices(MPI_Comm pc, scatter_room<I, T>& room, slice_counts& c, std::span<const std::size_t> ranges,
-                     std::size_t self, bool has_room, std::span<std::byte> drain, report& rep)
+void post_sends(MPI_Comm pc, const slices<I, T>& s, slice_counts& c, std::span<const std::size_t> ranges, std::size_t self,
+                report& rep)
 {
-    const std::size_t P = c.recv.size(), mine = ranges[self + 1] - ranges[self];
-    const slices<I, T>& s = room.s;
-    const auto post_sends = [&] {
-        for (std::size_t k = 1; k < P; ++k) {
-            const std::size_t d = (self + k) % P;
-            if (!c.send[d]) continue;
-            const void* indices = c.send_form[d] == slice_form::bitmap ? static_cast<const void*>(s.bits.data() + s.bits_at[d])
-                                                                       : static_cast<const void*>(s.idx + s.cut[d]);
-            slice_messages<I, T>(c.send_form[d], c.send[d], ranges[d + 1] - ranges[d],
-                                 [&](void* p, std::size_t b, int tag) {
-                                     isend_bytes(p, b, static_cast<int>(d), tag, pc, c.reqs, scatter_piece_bytes);
-                                     rep.bytes_sent += b;
-                                     ++rep.messages_sent;
-                                 },
-                                 const_cast<void*>(indices), const_cast<T*>(s.val + s.cut[d]));
-        }
-    };
-    if (!has_room) post_sends();
-    for (std::size_t r = 0; r < P; ++r)
+    const std::size_t P = c.send.size();
+    for (std::size_t k = 1; k < P; ++k) {
+        const std::size_t d = (self + k) % P;
+        if (!c.send[d]) continue;
+        const void* indices = c.send_form[d] == slice_form::bitmap ? static_cast<const void*>(s.bits.data() + s.bits_at[d])
+                                                                   : static_cast<const void*>(s.idx + s.cut[d]);
+        slice_messages<I, T>(c.send_form[d], c.send[d], ranges[d + 1] - ranges[d],
+                             [&](void* p, std::size_t b, int tag) {
+                                 isend_bytes(p, b, static_cast<int>(d), tag, pc, c.reqs, scatter_piece_bytes);
+                                 rep.bytes_sent += b;
+                                 ++rep.messages_sent;
+                             },
+                             const_cast<void*>(indices), const_cast<T*>(s.val + s.cut[d]));
+    }
+}
+
+// The slices that come to this rank, into the room, or, without room, into
+// the drain, dropped (its own sends are posted already, so two such ranks
+// that owe each other slices never wait for each other); returns when
+// every request of the call is done.
+template <class I, class T>
+void receive_slices(MPI_Comm pc, scatter_room<I, T>& room, slice_counts& c, std::size_t mine, std::size_t self,
+                    bool has_room, std::span<std::byte> drain, report& rep)
+{
+    for (std::size_t r = 0; r < c.recv.size(); ++r)
         if (c.recv[r] && r != self) {
             const auto from = static_cast<int>(r);
             if (!has_room) {
@@ -313,7 +253,6 @@ void exchange_slices(MPI_Comm pc, scatter_room<I, T>& room, slice_counts& c, std
                                  },
                                  indices, room.val.data() + c.at[r]);
         }
-    if (has_room) post_sends();
     wait_all(c.reqs);
 }
 
@@ -336,34 +275,41 @@ std::string fold_runs(scatter_room<I, T>& room, const slice_counts& c, std::span
     return {};
 }
 
-// Once the counts are exchanged (agree_and_count), a rank makes the room for
-// what it receives and for its output. One without it still sends its
-// slices, takes what comes to it into the drain and drops it, and every
-// rank throws, naming it, so nobody waits and nothing stays queued. Where
-// the operation cannot throw, that is the last thing that can fail: the
-// ranks agree on it while the slices travel (a status word from every rank
-// to every other, posted with the slices), and fold after. Otherwise the
-// fold comes before the agreement too (the op may throw anything): every
-// rank throws or none.
+// Once the headers are in and agreed (scatter/headers.hpp), a rank makes
+// the room for what it receives and for its output. One without it still
+// takes what comes to it into the drain and drops it, and every rank
+// throws, naming it, so nobody waits and nothing stays queued. Where the
+// operation cannot throw, that is the last thing that can fail: where the
+// headers show that no rank must allocate, nothing can, and the call ends
+// with the fold; else the ranks agree on it by status words (a word from
+// every rank to every other) and fold after. Otherwise the fold comes
+// before the agreement too (the op may throw anything): every rank throws
+// or none.
 template <class I, class Out, class T, class Op>
 void scatter_with(MPI_Comm pc, std::size_t dim, Out& out, const Op& op, std::span<const std::size_t> ranges, const T& id,
-                  scatter_room<I, T>& room, slice_counts& c, bool global, std::span<std::byte> drain, report& rep)
+                  scatter_room<I, T>& room, slice_counts& c, const scatter_headers& h, bool global,
+                  std::span<std::byte> drain, report& rep)
 {
     using RO = repr_traits<std::remove_cvref_t<Out>>;
     constexpr bool op_may_throw = !noexcept(op(std::declval<const T&>(), std::declval<const T&>()));
-    int me = 0;
-    MPI_Comm_rank(pc, &me);
-    const auto self = static_cast<std::size_t>(me), P = c.recv.size();
-    c.take_forms();
-    for (std::size_t r = 0; r < P; ++r) c.at[r + 1] = c.at[r] + (r != self ? static_cast<std::size_t>(c.recv[r]) : 0);
-    // the counts' forms, then the room and the output: agreed on before the fold
+    const std::size_t P = c.recv.size(), self = h.self, mine = ranges[self + 1] - ranges[self];
+    const int me = static_cast<int>(self);
+    const auto to = [&](std::size_t q) { return h.count_word(q, self, self); };
+    const auto from = [&](std::size_t d) { return c.wire[d]; };
+    for (std::size_t r = 0; r < P; ++r) {
+        c.recv[r] = count_of(to(r));
+        c.recv_form[r] = form_of(to(r));
+        c.at[r + 1] = c.at[r] + (r != self ? c.recv[r] : 0);
+    }
+    c.status_round = op_may_throw || needs_status(h, self, ranges, sizeof(I), sizeof(T));
+    // the forms, then the room and the output: agreed on before the fold
     std::string failure;
     std::optional<decltype(RO::begin_output(out, dim, 0))> slots;
     bool began = false;
     try {
-        failure = check_forms(c, ranges[self + 1] - ranges[self], self);
+        failure = forms_fault(to, P, mine, self);
         if (failure.empty()) {
-            make_room(room, c, ranges, self, static_cast<std::size_t>(c.send[self]));
+            make_room(room, need_of(to, from, ranges, self, sizeof(I), sizeof(T)), c.recv_form, c.recv, mine, self, c.reqs);
             began = true;
             slots = RO::begin_output(out, dim, c.at[P] + static_cast<std::size_t>(c.send[self]));
         }
@@ -375,19 +321,18 @@ void scatter_with(MPI_Comm pc, std::size_t dim, Out& out, const Op& op, std::spa
         if (began) RO::commit_output(out, 0);
     };
     if (!failure.empty()) empty_output();
-    if constexpr (!op_may_throw) {
+    if (!op_may_throw && c.status_round) {
         c.status.post(pc, me, !failure.empty(), scatter_status_tag, c.reqs);
         rep.messages_sent += P - 1;
         rep.bytes_sent += (P - 1) * sizeof(std::uint64_t);
         rep.bytes_received += (P - 1) * sizeof(std::uint64_t);
     }
-    exchange_slices(pc, room, c, ranges, self, failure.empty(), drain, rep);
-    if constexpr (!op_may_throw) {
+    receive_slices(pc, room, c, mine, self, failure.empty(), drain, rep);
+    if (!op_may_throw && c.status_round)
         if (const int first = c.status.first_failed(); first != INT_MAX) {
             empty_output();
             fail("reduce_scatter failed on " + broadcast_failure_text(pc, me, first, failure));
         }
-    }
     std::size_t written = 0;
     if (failure.empty()) try {
             failure = fold_runs(room, c, ranges, self, global, *slots, written, op, id);
@@ -436,16 +381,40 @@ struct cut_input {
             cut_by_range<std::uint32_t>(in, ranges, id, global, r32->s);
         counts->count_sends(r32->s, ranges, self, global, bitmap);
     }
-    // The exchange and fold, once the ranks agree on dim and ranges and
-    // their counts are in (agree_and_count).
+    // What this rank holds (scatter/room.hpp); output: its output's capacity.
+    scatter_caps caps(std::size_t output) const
+    {
+        const std::size_t P = counts->send.size(), requests = counts->reqs.capacity();
+        return narrow ? caps_of(*r32, requests, output, P) : caps_of(*r64, requests, output, P);
+    }
+    // The bytes of the indices of this rank's slice to d.
+    std::size_t index_bytes(std::size_t d, std::span<const std::size_t> ranges) const
+    {
+        return index_wire_bytes(counts->send_form[d], counts->send[d], ranges[d + 1] - ranges[d], narrow ? 4 : 8);
+    }
+    void post_sends(MPI_Comm pc, std::span<const std::size_t> ranges, std::size_t self, report& rep)
+    {
+        if (narrow) detail::post_sends(pc, r32->s, *counts, ranges, self, rep);
+        else detail::post_sends(pc, r64->s, *counts, ranges, self, rep);
+    }
+    // The room, the fold and the agreement, once the headers are in and agreed.
     template <class Out, class Op>
     void scatter_and_fold(MPI_Comm pc, std::size_t dim, Out& out, const Op& op, std::span<const std::size_t> ranges, const T& id,
-                          std::span<std::byte> drain, report& rep)
+                          const scatter_headers& h, std::span<std::byte> drain, report& rep)
     {
-        if (narrow) scatter_with(pc, dim, out, op, ranges, id, *r32, *counts, global, drain, rep);
-        else scatter_with(pc, dim, out, op, ranges, id, *r64, *counts, false, drain, rep);
+        if (narrow) scatter_with(pc, dim, out, op, ranges, id, *r32, *counts, h, global, drain, rep);
+        else scatter_with(pc, dim, out, op, ranges, id, *r64, *counts, h, false, drain, rep);
     }
 };
+
+// The entries `out` holds without allocating (0 where its representation does not say).
+template <class Out>
+std::size_t output_capacity(const Out& out)
+{
+    using RO = repr_traits<std::remove_cvref_t<Out>>;
+    if constexpr (requires { RO::capacity(out); }) return RO::capacity(out);
+    else return 0;
+}
 
 template <representation In, index_value_representation Out, class Op>
     requires std::same_as<value_type_of<In>, value_type_of<Out>> && associative_op<Op, value_type_of<In>> &&
@@ -457,19 +426,21 @@ std::vector<std::size_t> reduce_scatter_checked(const boost::mpi::communicator& 
     detail::enter_collective(MPI_Comm(comm), "reduce_scatter");
     const MPI_Comm pc = detail::private_comm(MPI_Comm(comm));
     const int ranks = comm.size();
+    const auto self = static_cast<std::size_t>(comm.rank());
     const std::size_t dim = dimension(in);
     const T id = identity<T>(op);
+    detail::comm_state& state = detail::state_of(MPI_Comm(comm)); // collective on first use, agreed
+    detail::node_buffers& drain_holder = state.whole;
+    // the headers and the drain: made on the first call, agreed
+    detail::scatter_headers& h = detail::agreed_headers(state, pc, drain_holder, detail::scatter_piece_bytes);
     // Everything this rank makes before the exchange (the ranges, the cut
     // input, the exchange's counts) is made before the ranks agree, so that a
     // failure here (a corrupt input, a make_op identity that does not hold on
     // this rank's values, memory) fails every rank.
-    detail::comm_state& state = detail::state_of(MPI_Comm(comm)); // collective on first use, agreed
-    detail::node_buffers& drain_holder = state.whole;
     std::vector<std::size_t> used;
     std::optional<detail::cut_input<T>> cut;
     std::string failure;
     try {
-        if (drain_holder.drain().size() < detail::scatter_piece_bytes) drain_holder.make_drain(detail::scatter_piece_bytes);
         used = ranges.empty() ? block_ranges(dim, ranks) : std::vector<std::size_t>(ranges.begin(), ranges.end());
         failure = detail::check_ranges(used, dim, ranks);
         if (failure.empty())
@@ -481,20 +452,29 @@ std::vector<std::size_t> reduce_scatter_checked(const boost::mpi::communicator& 
         if (failure.empty()) {
             cut.emplace(state, used, dim);
             failure = detail::identity_law_violation(op, id, in);
-            if (failure.empty())
-                cut->cut(in, used, id, static_cast<std::size_t>(comm.rank()), detail::same_object(in, out),
-                         detail::bitmap_blocks());
+            if (failure.empty()) cut->cut(in, used, id, self, detail::same_object(in, out), detail::bitmap_blocks());
         }
     } catch (...) {
         failure = detail::caught_text();
     }
+    const bool failed = !failure.empty();
     detail::slice_counts* counts = cut ? cut->counts : nullptr; // (null: this rank failed before it counted)
-    detail::agree_and_count(pc, detail::agreed_counted_words(state, pc), dim,
-                            failure.empty() ? detail::hash_ranges(used) : 0, failure,
-                            counts ? std::span<const std::uint64_t>(counts->wire) : std::span<const std::uint64_t>(),
-                            counts ? std::span<std::uint64_t>(counts->recv) : std::span<std::uint64_t>(), "reduce_scatter");
-    counts->last = report{};
-    cut->scatter_and_fold(pc, dim, out, op, used, id, drain_holder.drain(), counts->last);
+    report rep;
+    // the headers, then this rank's slices, posted together: one round
+    detail::post_headers(pc, h, self, failed, dim, failed ? 0 : detail::hash_ranges(used),
+                         failed ? detail::scatter_caps{} : cut->caps(detail::output_capacity(out)),
+                         counts ? std::span<const std::uint64_t>(counts->wire) : std::span<const std::uint64_t>(),
+                         [&](std::size_t d) { return cut->index_bytes(d, used); });
+    const std::size_t header_bytes = (h.P - 1) * h.width * sizeof(std::uint64_t);
+    rep.messages_sent += h.P - 1;
+    rep.bytes_sent += header_bytes;
+    rep.bytes_received += header_bytes;
+    if (!failed) cut->post_sends(pc, used, self, rep);
+    detail::wait_all(h.reqs);
+    std::vector<MPI_Request> none;
+    detail::header_verdict(pc, h, self, dim, failure, sizeof(T), drain_holder.drain(), counts ? counts->reqs : none);
+    counts->last = rep;
+    cut->scatter_and_fold(pc, dim, out, op, used, id, h, drain_holder.drain(), counts->last);
     return used;
 }
 

@@ -118,26 +118,28 @@ inline void bcast_bytes(void* p, std::size_t bytes, int root, MPI_Comm comm)
 // in reqs: a small exchange of point-to-point messages, so a started call
 // enters no collective (split_allgather's counts and raw flags), and words
 // posted with a call's data travel with it, in no round of their own
-// (status_words, mpi/first_failure.hpp). Messages between two members on
-// one tag arrive in the order sent, so the words match where every member
-// posts them at the same point of the call.
+// (status_words, mpi/first_failure.hpp; reduce_scatter's headers). Messages
+// between two members on one tag arrive in the order sent, so the words
+// match where every member posts them at the same point of the call.
+// width: the words to and from each member (send[width d ...], recv[width r ...]).
 inline void post_words(MPI_Comm pc, std::span<const std::uint64_t> send, std::span<std::uint64_t> recv, int tag,
-                       std::vector<MPI_Request>& reqs)
+                       std::vector<MPI_Request>& reqs, std::size_t width = 1)
 {
     int member = 0;
     MPI_Comm_rank(pc, &member);
-    const auto me = static_cast<std::size_t>(member);
-    recv[me] = send[me];
-    room_for_requests(reqs, 2 * recv.size());
-    for (std::size_t r = 0; r < recv.size(); ++r)
+    const auto me = static_cast<std::size_t>(member), P = recv.size() / width;
+    const int w = static_cast<int>(width);
+    std::copy_n(send.data() + width * me, width, recv.data() + width * me);
+    room_for_requests(reqs, 2 * P);
+    for (std::size_t r = 0; r < P; ++r)
         if (r != me) {
             reqs.emplace_back();
-            MPI_Irecv(&recv[r], 1, MPI_UINT64_T, static_cast<int>(r), tag, pc, &reqs.back());
+            MPI_Irecv(recv.data() + width * r, w, MPI_UINT64_T, static_cast<int>(r), tag, pc, &reqs.back());
         }
-    for (std::size_t d = 0; d < send.size(); ++d)
+    for (std::size_t d = 0; d < P; ++d)
         if (d != me) {
             reqs.emplace_back();
-            MPI_Isend(&send[d], 1, MPI_UINT64_T, static_cast<int>(d), tag, pc, &reqs.back());
+            MPI_Isend(send.data() + width * d, w, MPI_UINT64_T, static_cast<int>(d), tag, pc, &reqs.back());
         }
 }
 

@@ -16,6 +16,7 @@
 //   75 .. 76   fixed-pattern plans (collective/pattern_plan.hpp)
 //   77         reduce_scatter: its ranks' status words
 //   78         a fixed-pattern plan's call: its ranks' status words
+//   79         reduce_scatter: its ranks' headers
 //   1000 + 4s  a started reduce (reduce_plan::start, ireduce): the windowed
 //   .. + 3     reduce's tags, moved up by request_tags(s) for the s-th start
 //              on the communicator (mod request_tag_slots), so requests in
@@ -54,6 +55,7 @@ inline constexpr int pattern_value_tag = 76; // its values, every call
 
 inline constexpr int scatter_status_tag = 77; // each rank's room and output, to every other
 inline constexpr int pattern_status_tag = 78; // a pattern plan's call: each rank's check, to every other
+inline constexpr int scatter_header_tag = 79; // reduce_scatter: each rank's header, to every other
 
 // A started reduce's tag offset: within MPI's smallest tag bound (32767).
 inline constexpr int request_tag_base = 1000;

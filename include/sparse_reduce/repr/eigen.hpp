@@ -105,6 +105,10 @@ struct repr_traits<Eigen::SparseVector<T, O, I>> {
         return {v.innerIndexPtr(), v.valuePtr()};
     }
     static void commit_output(vector& v, std::size_t count) { v.resizeNonZeros(static_cast<Eigen::Index>(count)); }
+    static std::size_t capacity(const vector& v) noexcept // entries begin_output takes without allocating
+    {
+        return static_cast<std::size_t>(v.data().allocatedSize());
+    }
     static slots grow_output(vector& v, std::size_t capacity) // keeps the entries written so far
     {
         v.resizeNonZeros(static_cast<Eigen::Index>(capacity));

@@ -96,6 +96,8 @@ public:
 
     std::size_t size() const noexcept { return dim_; }        ///< The dimension.
     std::size_t nnz() const noexcept { return idx_.size(); }  ///< Stored entries.
+    /// The entries it can store without allocating.
+    std::size_t capacity() const noexcept { return idx_.capacity() < val_.capacity() ? idx_.capacity() : val_.capacity(); }
     bool empty() const noexcept { return idx_.empty(); }      ///< No stored entry.
 
     /// The stored indices, strictly increasing.

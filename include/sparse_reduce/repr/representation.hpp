@@ -108,7 +108,9 @@ struct repr_traits<std::array<T, N>> {
 /// index_value_vector: sparse. `indices(v)`, `values(v)` spans;
 /// `begin_output(v, n, capacity)` hands out raw index and value pointers for
 /// `capacity` entries, `grow_output(v, capacity)` more of them (keeping those
-/// written), and `commit_output(v, count)` keeps the first `count`.
+/// written), and `commit_output(v, count)` keeps the first `count`;
+/// `capacity(v)` (optional): how many entries begin_output takes without
+/// allocating.
 template <class T, class I>
 struct repr_traits<index_value_vector<T, I>> {
     static constexpr repr_kind kind = repr_kind::index_value;
@@ -129,6 +131,7 @@ struct repr_traits<index_value_vector<T, I>> {
         return {v.index_data(), v.value_data()};
     }
     static void commit_output(vector& v, std::size_t count) { v.resize_nnz(count); }
+    static std::size_t capacity(const vector& v) noexcept { return v.capacity(); } // entries begin_output takes without allocating
     // Room for `capacity` entries, keeping those written so far (the pointers may move).
     static slots grow_output(vector& v, std::size_t capacity)
     {

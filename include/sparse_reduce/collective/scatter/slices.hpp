@@ -145,6 +145,7 @@ struct slice_counts {
     std::vector<std::size_t> at;
     std::vector<MPI_Request> reqs;
     status_words status; // the ranks' agreement on room and output (a noexcept op)
+    bool status_round = true; // whether the latest call took it (scatter/headers.hpp)
     report last;
     void resize(std::size_t P)
     {
@@ -183,15 +184,6 @@ struct slice_counts {
             if (send_form[d] == slice_form::bitmap)
                 write_index_bitmap(s.idx + s.cut[d], send[d], global ? ranges[d] : 0, ranges[d + 1] - ranges[d],
                                    s.bits.data() + s.bits_at[d]);
-    }
-
-    // The received counts' forms taken out of them (after the exchange).
-    void take_forms()
-    {
-        for (std::size_t r = 0; r < recv.size(); ++r) {
-            recv_form[r] = static_cast<slice_form>(recv[r] >> slice_form_shift);
-            recv[r] &= slice_count_mask;
-        }
     }
 };
 
