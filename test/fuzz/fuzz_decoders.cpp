@@ -3,7 +3,8 @@
 // too), whole partial-result messages (exec/partial_message.hpp, 32-bit
 // indices, blocked or not; dimensions up to 2^22 so several 65536-element
 // windows occur) and allreduce's partials (collective/allreduce/
-// partial_codec.hpp: runs of blocks and empty runs, windows of 1-64).
+// partial_codec.hpp: runs of blocks and empty runs, windows of 1-64) and
+// reduce_scatter's slice indices as gaps (wire/index_gaps.hpp).
 // Whatever the bytes, a decoder either throws sparse_reduce::error or yields
 // a vector that re-encodes and decodes to itself; it never reads or writes
 // out of bounds (ASan + UBSan are on in this build).
@@ -127,6 +128,22 @@ void allreduce_partial(const std::byte* p, std::size_t n, std::size_t dim, std::
     }
 }
 
+// Gaps: n indices below len, increasing, or refused; accepted ones write
+// back to the same bytes.
+void index_gaps(const std::byte* p, std::size_t n, std::size_t len)
+{
+    const std::size_t count = n == 0 ? 0 : static_cast<std::size_t>(p[0]) % 64;
+    if (n) ++p, --n;
+    std::vector<std::uint32_t> idx(count + 1, 0xdeadbeef);
+    if (!sr::detail::read_index_gaps(p, n, count, 5, len, idx.data())) return;
+    if (idx[count] != 0xdeadbeef) broken("gaps wrote past their count");
+    for (std::size_t k = 0; k < count; ++k)
+        if (idx[k] < 5 || idx[k] >= 5 + len || (k && idx[k - 1] >= idx[k])) broken("gaps out of order or range");
+    std::vector<std::byte> again(n + 1);
+    if (sr::detail::write_index_gaps(idx.data(), count, 5, again.data()) != n || std::memcmp(again.data(), p, n) != 0)
+        broken("gaps re-encode changed bytes");
+}
+
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
@@ -135,13 +152,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::size_t dim = static_cast<std::size_t>(data[1]) | (static_cast<std::size_t>(data[2]) << 8);
     const auto* p = reinterpret_cast<const std::byte*>(data + 3);
     const std::size_t n = size - 3;
-    switch (data[0] % 7) {
+    switch (data[0] % 8) {
     case 0: rle_stream<double>(p, n, dim); break;
     case 1: rle_stream<float>(p, n, dim); break;
     case 2: block<double>(p, n, dim); break;
     case 3: block<float>(p, n, dim); break;
     case 4: block<std::int32_t>(p, n, dim); break;
     case 5: partial(p, n, (dim << 6) | 1); break;
+    case 6: index_gaps(p, n, dim); break;
     default: allreduce_partial(p, n, dim & 1023, 1 + (dim >> 10)); break;
     }
     return 0;

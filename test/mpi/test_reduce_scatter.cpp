@@ -204,13 +204,13 @@ BOOST_AUTO_TEST_CASE(inputs_sent_in_place_or_copied_fold_alike)
     BOOST_TEST(all_ok(edge_ok && edge_held == edge_out.nnz()));
 }
 
-// Where the tuning makes bytes dear (a network), a slice whose bitmap over
-// its owner's range is smaller than its indices travels as that bitmap; a
-// slice that fills its range sends no indices, under any tuning. Every
-// form folds as the listed one does: results against the serial fold, the
-// forms each rank received (the exchange's counts, kept on the
-// communicator) and the bytes it sent checked.
-BOOST_AUTO_TEST_CASE(slices_travel_as_bitmaps_where_bytes_are_dear)
+// Where the tuning makes bytes dear (a network), a slice's indices travel
+// in the fewest bytes: listed, a bitmap over its owner's range, or their
+// gaps; a slice that fills its range sends no indices, under any tuning.
+// Every form folds as the listed one does: results against the serial
+// fold, the forms and index bytes each rank received (from the headers,
+// kept on the communicator) and the bytes it sent checked.
+BOOST_AUTO_TEST_CASE(slices_travel_in_the_fewest_bytes_where_bytes_are_dear)
 {
     auto& comm = world();
     const auto me = static_cast<std::size_t>(comm.rank());
@@ -243,28 +243,47 @@ BOOST_AUTO_TEST_CASE(slices_travel_as_bitmaps_where_bytes_are_dear)
                 const auto ranges = sr::block_ranges(n, comm.size());
                 const auto c = last();
                 // what each slice takes: its values, and nothing (it fills its
-                // range), a bitmap of the range (where bytes are dear and it is
-                // smaller) or its indices
-                const auto form_of = [&](std::size_t k, std::size_t len) {
-                    return k == len ? sr::detail::slice_form::full
-                           : dear && 8 * ((len + 63) / 64) < 4 * k ? sr::detail::slice_form::bitmap
-                                                                     : sr::detail::slice_form::listed;
+                // range), or, where bytes are dear, the fewest of a bitmap of the
+                // range, its gaps (a LEB128 varint each, from the range's start,
+                // then from one past the index before) and its indices
+                struct shape {
+                    sr::detail::slice_form form;
+                    std::size_t index_bytes;
+                };
+                const auto shape_of = [&](const std::vector<double>& v, std::size_t lo, std::size_t hi) {
+                    std::size_t k = 0, gaps = 0, next = lo;
+                    for (std::size_t i = lo; i < hi; ++i) {
+                        if (v[i] == 0) continue;
+                        ++k;
+                        for (std::size_t g = i - next;; g >>= 7) {
+                            ++gaps;
+                            if (g < 128) break;
+                        }
+                        next = i + 1;
+                    }
+                    const std::size_t len = hi - lo, listed = 4 * k, bitmap = 8 * ((len + 63) / 64);
+                    if (k != 0 && k == len) return shape{sr::detail::slice_form::full, 0};
+                    if (!dear || k == 0) return shape{sr::detail::slice_form::listed, listed};
+                    if (gaps < listed && gaps < bitmap) return shape{sr::detail::slice_form::gaps, gaps};
+                    return bitmap < listed ? shape{sr::detail::slice_form::bitmap, bitmap}
+                                           : shape{sr::detail::slice_form::listed, listed};
                 };
                 bool forms = true;
-                std::size_t bytes = 0, bitmaps = 0, full = 0;
+                std::size_t bytes = 0, bitmaps = 0, full = 0, gaps = 0;
                 for (std::size_t d = 0; d < P; ++d) {
                     if (d == me) continue;
                     std::size_t k = 0; // this rank's entries in rank d's range
                     for (std::size_t i = ranges[d]; i < ranges[d + 1]; ++i) k += in[i] != 0;
-                    const std::size_t len = ranges[d + 1] - ranges[d];
-                    if (k) bytes += 8 * k + (form_of(k, len) == sr::detail::slice_form::full     ? 0
-                                             : form_of(k, len) == sr::detail::slice_form::bitmap ? 8 * ((len + 63) / 64)
-                                                                                                 : 4 * k);
-                    // what rank d sent here, by the count it sent
+                    if (k) bytes += 8 * k + shape_of(in, ranges[d], ranges[d + 1]).index_bytes;
+                    // what rank d sent here, by its input
+                    const auto theirs = input_of<double>(static_cast<int>(d), comm.size(), n, density, pattern::uniform,
+                                                         std::plus<>{}, salt);
                     if (c.recv[d]) {
-                        forms = forms && c.recv_form[d] == form_of(c.recv[d], ranges[me + 1] - ranges[me]);
+                        const shape sent = shape_of(theirs, ranges[me], ranges[me + 1]);
+                        forms = forms && c.recv_form[d] == sent.form && c.recv_index[d] == sent.index_bytes;
                         bitmaps += c.recv_form[d] == sr::detail::slice_form::bitmap;
                         full += c.recv_form[d] == sr::detail::slice_form::full;
+                        gaps += c.recv_form[d] == sr::detail::slice_form::gaps;
                     }
                 }
                 // and its header to every other rank (9 words and its row of P
@@ -272,11 +291,14 @@ BOOST_AUTO_TEST_CASE(slices_travel_as_bitmaps_where_bytes_are_dear)
                 // here, where a new output must allocate
                 bytes += sizeof(std::uint64_t) * (P - 1) * (9 + P + (c.status_round ? 1 : 0));
                 const std::size_t listed = received(sr::detail::slice_form::listed);
-                // the densities reach each form: 30 % takes bitmaps only where bytes are dear, 100 % full slices
+                // the densities reach each form: 1 % takes gaps and 30 % bitmaps
+                // only where bytes are dear, 100 % full slices
+                if (P > 1 && density == 0.01) forms = forms && (dear ? gaps > 0 : gaps == 0);
                 if (P > 1 && density == 0.3) forms = forms && (dear ? bitmaps > 0 : bitmaps == 0);
                 if (P > 1 && density == 1.0) forms = forms && full == P - 1;
                 BOOST_TEST(all_ok(forms), "forms at density " << density << " network " << network << ": " << bitmaps
-                                                                << " bitmaps, " << full << " full, " << listed << " listed");
+                                                                << " bitmaps, " << gaps << " gaps, " << full << " full, "
+                                                                << listed << " listed");
                 BOOST_TEST(all_ok(c.last.bytes_sent == bytes),
                            "bytes at density " << density << ": " << c.last.bytes_sent << " against " << bytes);
             }
@@ -285,50 +307,59 @@ BOOST_AUTO_TEST_CASE(slices_travel_as_bitmaps_where_bytes_are_dear)
 
 // A loop of calls that keeps its output takes one round once its sizes
 // settle: from the headers every rank knows that no rank must allocate, so
-// the ranks send no status words (counted). A call that needs more room
-// (a denser input) takes them again, as does one whose output is new, and
-// every call of an op that may throw agrees after the fold instead. Each
-// call against the serial fold, with Eigen and index/value outputs.
+// the ranks send no status words: the same call into a new output, which
+// must allocate, sends 8 (P - 1) bytes more. A call that needs more room
+// (a denser input) takes them again; an op that may throw never sends them
+// (it agrees in an allreduce after the fold). Above 64 ranks (here: a
+// communicator made with the limit lowered) the headers carry no rows, and
+// every call takes the status words. Each call against the serial fold,
+// with Eigen and index/value outputs.
 BOOST_AUTO_TEST_CASE(a_loop_that_keeps_its_output_takes_one_round)
 {
-    auto& comm = world();
-    const std::size_t P = static_cast<std::size_t>(comm.size()), n = 3000;
-    const auto& c = sr::detail::state_of(MPI_Comm(comm)).memo<sr::detail::slice_counts>();
-    const auto words = [&](bool status) { return sizeof(std::uint64_t) * (P - 1) * (status ? 1 : 0); };
-    sr::index_value_vector<double> out;
-    Eigen::SparseVector<double> eout;
-    // (density, salt, whether the room and outputs hold it already): the same
-    // input again, a sparser one, a denser one (it grows the room), again
-    const struct {
-        double density;
-        unsigned salt;
-        bool settled;
-    } steps[] = {{0.05, 701, false}, {0.05, 701, true}, {0.01, 702, true}, {0.5, 703, false}, {0.5, 703, true}};
-    for (const auto& step : steps) {
-        const auto in = input_of<double>(comm.rank(), comm.size(), n, step.density, pattern::uniform, std::plus<>{}, step.salt);
-        const auto want = serial_fold<double>(comm.size(), n, step.density, pattern::uniform, std::plus<>{}, step.salt);
-        const auto ranges = sr::reduce_scatter(comm, in, out, std::plus<>{});
-        const bool status = P == 1 || !step.settled;
-        BOOST_TEST(all_ok(owns_its_range(out, want, ranges, std::plus<>{})), "density " << step.density);
-        BOOST_TEST(all_ok(c.status_round == status), "density " << step.density << ": status words " << c.status_round);
-        // the headers (9 words and a row of P counts) and the status words, beside the slices
-        const std::size_t before = c.last.bytes_sent;
-        BOOST_TEST(all_ok(before >= sizeof(std::uint64_t) * (P - 1) * (9 + P) + words(status)));
-        sr::reduce_scatter(comm, in, eout, std::plus<>{});
-        BOOST_TEST(all_ok(owns_its_range(eout, want, ranges, std::plus<>{})), "Eigen, density " << step.density);
-        BOOST_TEST(all_ok(c.status_round == status), "Eigen, density " << step.density);
-        BOOST_TEST(all_ok(c.last.bytes_sent == before), "Eigen, density " << step.density << ": the same bytes");
-        // an op that may throw agrees after the fold, always
-        sr::index_value_vector<double> by_make_op;
-        sr::reduce_scatter(comm, in, by_make_op, sr::make_op([](double a, double b) { return a + b; }, 0.0, sr::commutative));
-        BOOST_TEST(all_ok(owns_its_range(by_make_op, want, ranges, std::plus<>{})), "make_op, density " << step.density);
-        BOOST_TEST(all_ok(c.status_round), "make_op, density " << step.density);
-        // a new output must allocate where the fold has entries
-        sr::index_value_vector<double> fresh;
-        sr::reduce_scatter(comm, in, fresh, std::plus<>{});
-        BOOST_TEST(all_ok(owns_its_range(fresh, want, ranges, std::plus<>{})), "new output, density " << step.density);
-        BOOST_TEST(all_ok(c.status_round), "new output, density " << step.density);
+    const std::size_t P = static_cast<std::size_t>(world().size()), n = 3000;
+    const std::size_t limit = sr::detail::header_row_limit;
+    const boost::mpi::communicator no_rows(world(), boost::mpi::comm_duplicate);
+    for (const bool rows : {true, false}) {
+        const boost::mpi::communicator& comm = rows ? world() : no_rows;
+        sr::detail::header_row_limit = rows ? limit : 0; // read by a communicator's first call
+        const auto& c = sr::detail::state_of(MPI_Comm(comm)).memo<sr::detail::slice_counts>();
+        const std::size_t status_bytes = sizeof(std::uint64_t) * (P - 1);
+        sr::index_value_vector<double> out;
+        Eigen::SparseVector<double> eout;
+        // (density, salt, whether the room and outputs hold it already): the
+        // same input again, a sparser one, a denser one (it grows the room), again
+        const struct {
+            double density;
+            unsigned salt;
+            bool settled;
+        } steps[] = {{0.05, 701, false}, {0.05, 701, true}, {0.01, 702, true}, {0.5, 703, false}, {0.5, 703, true}};
+        for (const auto& step : steps) {
+            const auto in = input_of<double>(comm.rank(), comm.size(), n, step.density, pattern::uniform, std::plus<>{}, step.salt);
+            const auto want = serial_fold<double>(comm.size(), n, step.density, pattern::uniform, std::plus<>{}, step.salt);
+            const std::string what = std::string(rows ? "rows" : "no rows") + ", density " + std::to_string(step.density);
+            const bool status = P > 1 && (!step.settled || !rows);
+            const auto ranges = sr::reduce_scatter(comm, in, out, std::plus<>{});
+            BOOST_TEST(all_ok(owns_its_range(out, want, ranges, std::plus<>{})), what);
+            BOOST_TEST(all_ok(c.status_round == (status || P == 1)), what << ": status words " << c.status_round);
+            const std::size_t kept = c.last.bytes_sent;
+            sr::reduce_scatter(comm, in, eout, std::plus<>{});
+            BOOST_TEST(all_ok(owns_its_range(eout, want, ranges, std::plus<>{})), "Eigen, " << what);
+            BOOST_TEST(all_ok(c.last.bytes_sent == kept), "Eigen, " << what << ": " << c.last.bytes_sent << " bytes against " << kept);
+            // a new output allocates where the fold has entries: the status words, counted
+            sr::index_value_vector<double> fresh;
+            sr::reduce_scatter(comm, in, fresh, std::plus<>{});
+            BOOST_TEST(all_ok(owns_its_range(fresh, want, ranges, std::plus<>{})), "new output, " << what);
+            BOOST_TEST(all_ok(c.last.bytes_sent == kept + (status ? 0 : status_bytes)),
+                       "new output, " << what << ": " << c.last.bytes_sent << " bytes against " << kept);
+            // an op that may throw sends no status words
+            sr::index_value_vector<double> by_make_op;
+            sr::reduce_scatter(comm, in, by_make_op, sr::make_op([](double a, double b) { return a + b; }, 0.0, sr::commutative));
+            BOOST_TEST(all_ok(owns_its_range(by_make_op, want, ranges, std::plus<>{})), "make_op, " << what);
+            BOOST_TEST(all_ok(c.last.bytes_sent == kept - (status ? status_bytes : 0)),
+                       "make_op, " << what << ": " << c.last.bytes_sent << " bytes against " << kept);
+        }
     }
+    sr::detail::header_row_limit = limit;
 }
 
 // Past 2^32 indices travel as offsets within the owner's range, 32-bit where
@@ -470,4 +501,27 @@ BOOST_AUTO_TEST_CASE(bad_arguments_throw_everywhere)
     const auto r = sr::reduce_scatter(comm, in, out, std::plus<>{});
     const std::vector<double> want(100, static_cast<double>(p));
     BOOST_TEST(all_ok(owns_its_range(out, want, r, std::plus<>{})));
+    // the same where bytes are dear and the slices sent before the verdict
+    // travel as bitmaps (every 3rd element) or gaps (every 97th): each rank
+    // takes the others' into its drain by the bytes their headers announce
+    const scoped_network_tuning tuning;
+    for (const std::size_t step : {std::size_t{3}, std::size_t{97}}) {
+        const std::size_t n = 6400;
+        const auto input = [&](int rank, std::size_t dim) {
+            std::vector<double> v(dim, 0.0);
+            for (std::size_t i = static_cast<std::size_t>(rank) % 7; i < dim; i += step) v[i] = 1.0;
+            return v;
+        };
+        if (p > 1) {
+            auto shifted = sr::block_ranges(n, p);
+            if (me == p - 1) shifted[1] += 1;
+            BOOST_TEST(all_ok(throws([&] { sr::reduce_scatter(comm, input(me, n), out, std::plus<>{}, shifted); })));
+            BOOST_TEST(all_ok(throws([&] { sr::reduce_scatter(comm, input(me, me == p / 2 ? n + 1 : n), out, std::plus<>{}); })));
+        }
+        std::vector<double> sum(n, 0.0);
+        for (int q = 0; q < p; ++q)
+            for (std::size_t i = 0; i < n; ++i) sum[i] += input(q, n)[i];
+        const auto used = sr::reduce_scatter(comm, input(me, n), out, std::plus<>{});
+        BOOST_TEST(all_ok(owns_its_range(out, sum, used, std::plus<>{})), "every " << step << "th element");
+    }
 }

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <random>
 #include <vector>
 
 namespace sr = sparse_reduce;
@@ -292,6 +293,54 @@ BOOST_AUTO_TEST_CASE(index_bitmaps_round_trip)
                 BOOST_TEST(!sr::detail::read_index_bitmap(bits.data(), len, base, idx.size() + 1, back.data()));
             }
         }
+}
+
+// reduce_scatter's slices as gaps (wire/index_gaps.hpp): the bytes the
+// writer counts are the bytes it writes; the indices come back plus the
+// range's start, in order; the example of the header's comment byte for
+// byte; bytes cut short, one too many, a gap past the range, more gaps than
+// announced, a varint that never ends or one longer than the writer's are
+// refused.
+BOOST_AUTO_TEST_CASE(index_gaps_round_trip)
+{
+    namespace d = sr::detail;
+    const std::uint32_t example[] = {1000, 1001, 1100, 1400};
+    std::vector<std::byte> ex(8, std::byte{0xee});
+    BOOST_TEST(d::index_gap_bytes(example, 4, 1000) == 5u);
+    BOOST_TEST(d::write_index_gaps(example, 4, 1000, ex.data()) == 5u);
+    const std::vector<std::byte> want{std::byte{0x00}, std::byte{0x00}, std::byte{0x62}, std::byte{0xab}, std::byte{0x02}};
+    BOOST_TEST((std::vector<std::byte>(ex.begin(), ex.begin() + 5) == want));
+    BOOST_TEST((ex[5] == std::byte{0xee})); // nothing written past its bytes
+    std::mt19937_64 rng(16);
+    for (std::size_t len : {std::size_t{1}, std::size_t{200}, std::size_t{70000}, std::size_t{1} << 33})
+        for (double density : {0.0, 0.0001, 0.01, 0.5, 1.0}) {
+            const std::size_t base = len < 100000 ? 7 + len : 0;
+            std::vector<std::uint64_t> idx;
+            if (len > 100000) { // sparse picks from a huge range, both ends included
+                idx = {0, 1, 127, 128, 16383, 16384, len / 2, len - 2, len - 1};
+                if (density == 0.0) idx.clear();
+            } else
+                for (std::size_t i = 0; i < len; ++i)
+                    if (density == 1.0 || static_cast<double>(rng() % 100000) < 100000 * density) idx.push_back(base + i);
+            const std::size_t b = d::index_gap_bytes(idx.data(), idx.size(), base);
+            std::vector<std::byte> bytes(b + 1);
+            BOOST_TEST(d::write_index_gaps(idx.data(), idx.size(), base, bytes.data()) == b);
+            std::vector<std::uint64_t> back(idx.size());
+            BOOST_TEST(d::read_index_gaps(bytes.data(), b, idx.size(), base, len, back.data()));
+            BOOST_TEST(back == idx, "len " << len << " density " << density);
+            if (idx.empty()) continue;
+            BOOST_TEST(!d::read_index_gaps(bytes.data(), b - 1, idx.size(), base, len, back.data())); // cut short
+            BOOST_TEST(!d::read_index_gaps(bytes.data(), b + 1, idx.size(), base, len, back.data())); // a byte left over
+            BOOST_TEST(!d::read_index_gaps(bytes.data(), b, idx.size() - 1, base, len, back.data())); // more gaps than told
+            BOOST_TEST(!d::read_index_gaps(bytes.data(), b, idx.size(), base, idx.back() - base, back.data())); // past the range
+        }
+    const std::vector<std::byte> endless(12, std::byte{0x80}); // a varint that never ends
+    std::uint64_t out = 0;
+    BOOST_TEST(!d::read_index_gaps(endless.data(), endless.size(), 1, 0, std::size_t{1} << 62, &out));
+    const std::byte padded[] = {std::byte{0x85}, std::byte{0x00}}; // 5 in two bytes: not the writer's form
+    BOOST_TEST(!d::read_index_gaps(padded, 2, 1, 0, 100, &out));
+    const std::byte five[] = {std::byte{0x05}};
+    BOOST_TEST((d::read_index_gaps(five, 1, 1, 0, 100, &out) && out == 5u));
 }
 
 BOOST_AUTO_TEST_CASE(malformed_blocks_throw)

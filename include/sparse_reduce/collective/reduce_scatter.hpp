@@ -25,8 +25,9 @@
 /// for a slice once its header is in. Indices are global
 /// uint32 when D fits 32 bits, else offsets within the range (uint32 when
 /// every range is shorter than 2^32, else uint64); a slice's indices travel
-/// as a bitmap over the owner's range instead where that is fewer bytes and
-/// the tuning makes bytes dear (cost_model::bitmap_pays, as reduce's
+/// in the fewest bytes of those, a bitmap over the owner's range and their
+/// gaps as varints (wire/index_gaps.hpp: one or two bytes an entry at 1 %)
+/// where the tuning makes bytes dear (cost_model::bitmap_pays, as reduce's
 /// adaptive blocks choose it: $SPARSE_REDUCE_TUNING, else the defaults,
 /// where it does not), and not at all for a slice that fills the range; the
 /// form rides in the top bits of the slice's count. An index_value_vector or
@@ -176,18 +177,39 @@ std::size_t fold_into(scatter_room<I, T>& room, Slots slots, std::size_t base, c
     return n;
 }
 
-// The messages of one slice, either way: its indices in their form (from
-// or into `indices`; none for a full slice), then its values.
-template <class I, class T, class Bytes>
-void slice_messages(slice_form f, std::size_t n, std::size_t len, Bytes&& bytes, void* indices, void* values)
+// The messages of one slice, either way: its indices in their form
+// (index_bytes of them, from or into `indices`; none for a full slice),
+// then its values.
+template <class T, class Bytes>
+void slice_messages(std::size_t index_bytes, std::size_t n, Bytes&& bytes, void* indices, void* values)
 {
-    if (const std::size_t b = index_wire_bytes(f, n, len, sizeof(I))) bytes(indices, b, scatter_offset_tag);
+    if (index_bytes) bytes(indices, index_bytes, scatter_offset_tag);
     bytes(values, n * sizeof(T), scatter_value_tag);
 }
 
-// The indices of the runs that came as bitmaps or full, written out where
-// listed ones land; base: what a wire index adds to be this rank's index
-// type (global indices: the range's start; offsets: 0). Empty, else why not.
+// A slice whose header announces index bytes its form cannot take (only a
+// fault below the library can send one): taken into the drain, then failed.
+inline constexpr std::size_t malformed_slice = ~std::size_t{0};
+
+// Where the indices of rank r's slice land: a bitmap in the room's bitmap
+// words, gaps in the first fold area (fewer bytes than listed, read from
+// there into idx before the fold), listed ones in idx; null for one that
+// does not fit its form.
+template <class I, class T>
+void* index_landing(scatter_room<I, T>& room, const slice_counts& c, std::size_t r, std::size_t mine)
+{
+    const std::size_t n = c.recv[r], b = c.recv_index[r];
+    switch (c.recv_form[r]) {
+    case slice_form::bitmap: return b == 8 * bitmap_words(mine) ? room.bits.data() + room.bits_at[r] : nullptr;
+    case slice_form::gaps: return b <= n * sizeof(I) ? room.tmp_idx[0].data() + c.at[r] : nullptr;
+    case slice_form::full: return b == 0 ? room.idx.data() : nullptr;
+    default: return b == n * sizeof(I) ? room.idx.data() + c.at[r] : nullptr;
+    }
+}
+
+// The indices of the runs that came as bitmaps, gaps or full, written out
+// where listed ones land; base: what a wire index adds to be this rank's
+// index type (global indices: the range's start; offsets: 0). Empty, else why not.
 template <class I, class T>
 std::string unpack_indices(scatter_room<I, T>& room, const slice_counts& c, std::size_t len, std::size_t self,
                            std::size_t base)
@@ -196,11 +218,17 @@ std::string unpack_indices(scatter_room<I, T>& room, const slice_counts& c, std:
         if (r == self || !c.recv[r]) continue;
         I* out = room.idx.data() + c.at[r];
         const auto n = static_cast<std::size_t>(c.recv[r]);
-        if (c.recv_form[r] == slice_form::full) { // n == len (check_forms)
+        const auto why = [&](const char* what) { return "reduce_scatter: rank " + std::to_string(r) + "'s " + what; };
+        if (c.recv_index[r] == malformed_slice) return why("slice announced index bytes its form cannot take");
+        if (c.recv_form[r] == slice_form::full) { // n == len (forms_fault)
             for (std::size_t k = 0; k < n; ++k) out[k] = static_cast<I>(base + k);
         } else if (c.recv_form[r] == slice_form::bitmap &&
                    !read_index_bitmap(room.bits.data() + room.bits_at[r], len, base, n, out))
-            return "reduce_scatter: rank " + std::to_string(r) + "'s bitmap does not mark its " + std::to_string(n) + " entries";
+            return why("bitmap does not mark its entries");
+        else if (c.recv_form[r] == slice_form::gaps &&
+                 !read_index_gaps(reinterpret_cast<const std::byte*>(room.tmp_idx[0].data() + c.at[r]), c.recv_index[r], n,
+                                  base, len, out))
+            return why("gaps do not hold its entries");
     }
     return {};
 }
@@ -208,22 +236,22 @@ std::string unpack_indices(scatter_room<I, T>& room, const slice_counts& c, std:
 // This rank's slices, posted (before the headers are in: a header and its
 // slice travel together).
 template <class I, class T>
-void post_sends(MPI_Comm pc, const slices<I, T>& s, slice_counts& c, std::span<const std::size_t> ranges, std::size_t self,
-                report& rep)
+void post_sends(MPI_Comm pc, const slices<I, T>& s, slice_counts& c, std::size_t self, report& rep)
 {
     const std::size_t P = c.send.size();
     for (std::size_t k = 1; k < P; ++k) {
         const std::size_t d = (self + k) % P;
         if (!c.send[d]) continue;
-        const void* indices = c.send_form[d] == slice_form::bitmap ? static_cast<const void*>(s.bits.data() + s.bits_at[d])
-                                                                   : static_cast<const void*>(s.idx + s.cut[d]);
-        slice_messages<I, T>(c.send_form[d], c.send[d], ranges[d + 1] - ranges[d],
-                             [&](void* p, std::size_t b, int tag) {
-                                 isend_bytes(p, b, static_cast<int>(d), tag, pc, c.reqs, scatter_piece_bytes);
-                                 rep.bytes_sent += b;
-                                 ++rep.messages_sent;
-                             },
-                             const_cast<void*>(indices), const_cast<T*>(s.val + s.cut[d]));
+        const bool stream = c.send_form[d] == slice_form::bitmap || c.send_form[d] == slice_form::gaps;
+        const void* indices = stream ? static_cast<const void*>(s.bits.data() + s.bits_at[d])
+                                     : static_cast<const void*>(s.idx + s.cut[d]);
+        slice_messages<T>(c.send_index[d], c.send[d],
+                          [&](void* p, std::size_t b, int tag) {
+                              isend_bytes(p, b, static_cast<int>(d), tag, pc, c.reqs, scatter_piece_bytes);
+                              rep.bytes_sent += b;
+                              ++rep.messages_sent;
+                          },
+                          const_cast<void*>(indices), const_cast<T*>(s.val + s.cut[d]));
     }
 }
 
@@ -238,20 +266,19 @@ void receive_slices(MPI_Comm pc, scatter_room<I, T>& room, slice_counts& c, std:
     for (std::size_t r = 0; r < c.recv.size(); ++r)
         if (c.recv[r] && r != self) {
             const auto from = static_cast<int>(r);
-            if (!has_room) {
-                slice_messages<I, T>(c.recv_form[r], c.recv[r], mine,
-                                     [&](void*, std::size_t b, int tag) { drop_bytes(drain, b, scatter_piece_bytes, from, tag, pc); },
-                                     nullptr, nullptr);
+            const auto drop = [&](void*, std::size_t b, int tag) { drop_bytes(drain, b, scatter_piece_bytes, from, tag, pc); };
+            void* indices = has_room ? index_landing(room, c, r, mine) : nullptr;
+            if (!has_room || !indices) {
+                slice_messages<T>(c.recv_index[r], c.recv[r], drop, nullptr, nullptr);
+                if (has_room) c.recv_index[r] = malformed_slice;
                 continue;
             }
-            void* indices = c.recv_form[r] == slice_form::bitmap ? static_cast<void*>(room.bits.data() + room.bits_at[r])
-                                                                 : static_cast<void*>(room.idx.data() + c.at[r]);
-            slice_messages<I, T>(c.recv_form[r], c.recv[r], mine,
-                                 [&](void* p, std::size_t b, int tag) {
-                                     irecv_bytes(p, b, from, tag, pc, c.reqs, scatter_piece_bytes);
-                                     rep.bytes_received += b;
-                                 },
-                                 indices, room.val.data() + c.at[r]);
+            slice_messages<T>(c.recv_index[r], c.recv[r],
+                              [&](void* p, std::size_t b, int tag) {
+                                  irecv_bytes(p, b, from, tag, pc, c.reqs, scatter_piece_bytes);
+                                  rep.bytes_received += b;
+                              },
+                              indices, room.val.data() + c.at[r]);
         }
     wait_all(c.reqs);
 }
@@ -299,6 +326,7 @@ void scatter_with(MPI_Comm pc, std::size_t dim, Out& out, const Op& op, std::spa
     for (std::size_t r = 0; r < P; ++r) {
         c.recv[r] = count_of(to(r));
         c.recv_form[r] = form_of(to(r));
+        c.recv_index[r] = r != self ? h.from(r)[h_index_bytes] : 0;
         c.at[r + 1] = c.at[r] + (r != self ? c.recv[r] : 0);
     }
     c.status_round = op_may_throw || needs_status(h, self, ranges, sizeof(I), sizeof(T));
@@ -311,7 +339,9 @@ void scatter_with(MPI_Comm pc, std::size_t dim, Out& out, const Op& op, std::spa
         if (failure.empty()) {
             make_room(room, need_of(to, from, ranges, self, sizeof(I), sizeof(T)), c.recv_form, c.recv, mine, self, c.reqs);
             began = true;
-            slots = RO::begin_output(out, dim, c.at[P] + static_cast<std::size_t>(c.send[self]));
+            // where the output must grow, a quarter more (reserve_more)
+            const std::size_t total = c.at[P] + static_cast<std::size_t>(c.send[self]);
+            slots = RO::begin_output(out, dim, output_capacity(out) < total && tells_capacity<Out> ? total + total / 4 : total);
         }
     } catch (...) {
         failure = text_or_out_of_memory([&] { return rank_failure_text(me); });
@@ -388,14 +418,11 @@ struct cut_input {
         return narrow ? caps_of(*r32, requests, output, P) : caps_of(*r64, requests, output, P);
     }
     // The bytes of the indices of this rank's slice to d.
-    std::size_t index_bytes(std::size_t d, std::span<const std::size_t> ranges) const
+    std::size_t index_bytes(std::size_t d) const { return counts->send_index[d]; }
+    void post_sends(MPI_Comm pc, std::size_t self, report& rep)
     {
-        return index_wire_bytes(counts->send_form[d], counts->send[d], ranges[d + 1] - ranges[d], narrow ? 4 : 8);
-    }
-    void post_sends(MPI_Comm pc, std::span<const std::size_t> ranges, std::size_t self, report& rep)
-    {
-        if (narrow) detail::post_sends(pc, r32->s, *counts, ranges, self, rep);
-        else detail::post_sends(pc, r64->s, *counts, ranges, self, rep);
+        if (narrow) detail::post_sends(pc, r32->s, *counts, self, rep);
+        else detail::post_sends(pc, r64->s, *counts, self, rep);
     }
     // The room, the fold and the agreement, once the headers are in and agreed.
     template <class Out, class Op>
@@ -406,15 +433,6 @@ struct cut_input {
         else scatter_with(pc, dim, out, op, ranges, id, *r64, *counts, h, false, drain, rep);
     }
 };
-
-// The entries `out` holds without allocating (0 where its representation does not say).
-template <class Out>
-std::size_t output_capacity(const Out& out)
-{
-    using RO = repr_traits<std::remove_cvref_t<Out>>;
-    if constexpr (requires { RO::capacity(out); }) return RO::capacity(out);
-    else return 0;
-}
 
 template <representation In, index_value_representation Out, class Op>
     requires std::same_as<value_type_of<In>, value_type_of<Out>> && associative_op<Op, value_type_of<In>> &&
@@ -462,14 +480,15 @@ std::vector<std::size_t> reduce_scatter_checked(const boost::mpi::communicator& 
     report rep;
     // the headers, then this rank's slices, posted together: one round
     detail::post_headers(pc, h, self, failed, dim, failed ? 0 : detail::hash_ranges(used),
-                         failed ? detail::scatter_caps{} : cut->caps(detail::output_capacity(out)),
+                         // caps that never fit where the output does not tell its capacity
+                         failed || !detail::tells_capacity<Out> ? detail::scatter_caps{} : cut->caps(detail::output_capacity(out)),
                          counts ? std::span<const std::uint64_t>(counts->wire) : std::span<const std::uint64_t>(),
-                         [&](std::size_t d) { return cut->index_bytes(d, used); });
+                         [&](std::size_t d) { return cut->index_bytes(d); });
     const std::size_t header_bytes = (h.P - 1) * h.width * sizeof(std::uint64_t);
     rep.messages_sent += h.P - 1;
     rep.bytes_sent += header_bytes;
     rep.bytes_received += header_bytes;
-    if (!failed) cut->post_sends(pc, used, self, rep);
+    if (!failed) cut->post_sends(pc, self, rep);
     detail::wait_all(h.reqs);
     std::vector<MPI_Request> none;
     detail::header_verdict(pc, h, self, dim, failure, sizeof(T), drain_holder.drain(), counts ? counts->reqs : none);

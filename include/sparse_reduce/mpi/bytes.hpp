@@ -2,7 +2,7 @@
 // Raw byte transfers of any size. MPI counts are int: a transfer is cut into
 // pieces of at most 1 GiB, cut the same way on both sides, so a sender's
 // isend_bytes matches a receiver's irecv_bytes of the same size and tag.
-// And one word from every rank to every other, point to point (post_words).
+// And a few words from every rank to every other, point to point (post_words).
 
 #include <algorithm>
 #include <cstddef>

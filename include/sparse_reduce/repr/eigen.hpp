@@ -76,7 +76,7 @@ struct repr_traits<Eigen::Map<Eigen::Matrix<T, R, C, O, MR, MC>, MapOptions>> {
 };
 
 /// Eigen::SparseVector: index/value, read and written zero-copy; as an output
-/// its StorageIndex must hold the dimension (else sparse_reduce::error).
+/// its StorageIndex must hold the dimension's last index (else sparse_reduce::error).
 template <class T, int O, class I>
 struct repr_traits<Eigen::SparseVector<T, O, I>> {
     static constexpr repr_kind kind = repr_kind::index_value;
@@ -98,7 +98,7 @@ struct repr_traits<Eigen::SparseVector<T, O, I>> {
     };
     static slots begin_output(vector& v, std::size_t n, std::size_t capacity)
     {
-        if (n > static_cast<std::size_t>(std::numeric_limits<I>::max()))
+        if (n > 0 && n - 1 > static_cast<std::size_t>(std::numeric_limits<I>::max())) // its last index must fit
             detail::fail("dimension " + std::to_string(n) + " does not fit Eigen::SparseVector's StorageIndex");
         v.resize(static_cast<Eigen::Index>(n)); // also drops the old entries
         v.resizeNonZeros(static_cast<Eigen::Index>(capacity));

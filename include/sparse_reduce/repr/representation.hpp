@@ -110,7 +110,8 @@ struct repr_traits<std::array<T, N>> {
 /// `capacity` entries, `grow_output(v, capacity)` more of them (keeping those
 /// written), and `commit_output(v, count)` keeps the first `count`;
 /// `capacity(v)` (optional): how many entries begin_output takes without
-/// allocating.
+/// allocating (nor throwing, for a dimension whose indices fit the index
+/// type).
 template <class T, class I>
 struct repr_traits<index_value_vector<T, I>> {
     static constexpr repr_kind kind = repr_kind::index_value;

@@ -40,7 +40,9 @@ namespace sparse_reduce::detail {
 
 // A header's words: those below, then the row.
 enum header_word : std::size_t { h_index_bytes, h_dimension, h_ranges, h_failed, h_caps, header_fixed_words = h_caps + 5 };
-inline constexpr std::size_t header_row_limit = 64;
+// Rows up to this many ranks (a communicator's first call reads it; tests
+// lower it to run the calls without rows at few ranks).
+inline std::size_t header_row_limit = 64;
 
 // The headers both ways, kept on the communicator (a memo of comm_state)
 // from its first reduce_scatter, which agrees in one allreduce that every

@@ -12,9 +12,11 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "../../detail/uninit_vector.hpp"
+#include "../../repr/representation.hpp"
 #include "../../wire/bitmap.hpp"
 #include "slices.hpp"
 
@@ -97,21 +99,32 @@ scatter_caps caps_of(const scatter_room<I, T>& room, std::size_t requests, std::
             room.bits.capacity(), requests, output};
 }
 
+// Whether an output's representation tells its capacity (repr_traits::capacity).
+template <class Out>
+constexpr bool tells_capacity = requires(const Out& o) { repr_traits<std::remove_cvref_t<Out>>::capacity(o); };
+
+// The entries `out` holds without allocating; 0 where its representation does not tell.
+template <class Out>
+std::size_t output_capacity(const Out& out)
+{
+    if constexpr (tells_capacity<Out>) return repr_traits<std::remove_cvref_t<Out>>::capacity(out);
+    else return 0;
+}
+
 inline bool fits(const scatter_need& n, const scatter_caps& c)
 {
     return n.arriving <= c.arriving && n.total <= c.total && n.words <= c.words && n.requests <= c.requests &&
            n.total <= c.output;
 }
 
-// Empty when every slice that comes to `self` (to, as in need_of) comes in
-// a known form, and a full one fills its range (len); else why not.
+// Empty when every full slice that comes to `self` (to, as in need_of)
+// fills its range (len); else why not.
 template <class To>
 std::string forms_fault(To to, std::size_t P, std::size_t len, std::size_t self)
 {
     for (std::size_t r = 0; r < P; ++r) {
         const std::uint64_t w = to(r);
         if (r == self || !count_of(w)) continue;
-        if (form_of(w) > slice_form::full) return "reduce_scatter: rank " + std::to_string(r) + " sent a slice of no known form";
         if (form_of(w) == slice_form::full && count_of(w) != len)
             return "reduce_scatter: rank " + std::to_string(r) + " sent a full slice of " + std::to_string(count_of(w)) +
                    " entries for a range of " + std::to_string(len);
@@ -119,12 +132,11 @@ std::string forms_fault(To to, std::size_t P, std::size_t len, std::size_t self)
     return {};
 }
 
-// At least n elements in v; where it must grow, a quarter more, so a loop
-// whose sizes vary a little settles.
+// At least n elements in v; where it must grow, a quarter more (reserve_more).
 template <class V>
 void grow_to(V& v, std::size_t n)
 {
-    if (v.capacity() < n) v.reserve(n + n / 4);
+    reserve_more(v, n);
     if (v.size() < n) v.resize(n);
 }
 
@@ -151,7 +163,7 @@ void make_room(scatter_room<I, T>& room, const scatter_need& n, std::span<const 
             words += bitmap_words(mine);
         }
     grow_to(room.bits, n.words);
-    reqs.reserve(n.requests);
+    reserve_more(reqs, n.requests);
 }
 
 } // namespace sparse_reduce::detail

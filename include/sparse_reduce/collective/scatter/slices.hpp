@@ -21,15 +21,24 @@
 #include "../../repr/representation.hpp"
 #include "../../report.hpp"
 #include "../../wire/bitmap.hpp"
+#include "../../wire/index_gaps.hpp"
 
 namespace sparse_reduce::detail {
+
+// Capacity for at least n in v; where it must grow, a quarter more, so a
+// loop of calls whose sizes vary a little settles (scatter/room.hpp).
+template <class V>
+void reserve_more(V& v, std::size_t n)
+{
+    if (v.capacity() < n) v.reserve(n + n / 4);
+}
 
 // One rank's non-identity entries cut by range, contiguous per destination:
 // idx / val [cut[d], cut[d + 1]). Indices are global where the dimension
 // fits 32 bits, else offsets within the owner's range. idx / val point into
 // the caller's input (an index/value input that needs no change: nothing is
-// copied) or into index / value, this rank's copy. bits: the bitmaps of the
-// slices sent as bitmaps, from word bits_at[d] (slice_counts::count_sends).
+// copied) or into index / value, this rank's copy. bits: the bitmaps and
+// gaps of the slices sent so, from word bits_at[d] (slice_counts::count_sends).
 template <class I, class T>
 struct slices {
     std::vector<I> index;
@@ -42,24 +51,31 @@ struct slices {
 };
 
 // How a slice's indices travel, told to the owner in the top bits of the
-// slice's count (the exchange of counts carries it: no header):
+// slice's count (its header carries it, scatter/headers.hpp):
 //   listed  sizeof(I) bytes an entry;
-//   bitmap  a bit per element of the owner's range (wire/bitmap.hpp), where
-//           that is fewer bytes and the tuning makes bytes dear
-//           (cost_model::bitmap_pays: a network, not shared memory);
+//   bitmap  a bit per element of the owner's range (wire/bitmap.hpp), or
+//   gaps    a varint per entry, the gap from the one before (wire/index_gaps.hpp),
+//           each where it is the fewest bytes and the tuning makes bytes
+//           dear (cost_model::bitmap_pays: a network, not shared memory);
 //   full    none: the slice holds every element of the range.
-enum class slice_form : std::uint64_t { listed = 0, bitmap = 1, full = 2 };
+enum class slice_form : std::uint64_t { listed = 0, bitmap = 1, full = 2, gaps = 3 };
 inline constexpr int slice_form_shift = 62;
 inline constexpr std::uint64_t slice_count_mask = (std::uint64_t{1} << slice_form_shift) - 1;
 
-inline slice_form form_of_slice(std::size_t n, std::size_t len, std::size_t index_bytes, bool bitmap)
+// The fewest bytes: listed, else bitmap, else gaps on a tie; gaps(): the
+// bytes of the slice's gaps, counted only where bytes are dear.
+template <class Gaps>
+slice_form form_of_slice(std::size_t n, std::size_t len, std::size_t index_bytes, bool dear, Gaps gaps)
 {
     if (n != 0 && n == len) return slice_form::full;
-    if (bitmap && 8 * bitmap_words(len) < n * index_bytes) return slice_form::bitmap;
-    return slice_form::listed;
+    if (!dear || n == 0) return slice_form::listed;
+    const std::size_t listed = n * index_bytes, bitmap = 8 * bitmap_words(len), g = gaps();
+    if (g < listed && g < bitmap) return slice_form::gaps;
+    return bitmap < listed ? slice_form::bitmap : slice_form::listed;
 }
 
-// The bytes of a slice's indices on the wire.
+// The bytes of a slice's indices on the wire; for gaps, a bound (they are
+// sent only where fewer than listed).
 inline std::size_t index_wire_bytes(slice_form f, std::size_t n, std::size_t len, std::size_t index_bytes)
 {
     return f == slice_form::bitmap ? 8 * bitmap_words(len) : f == slice_form::full ? 0 : n * index_bytes;
@@ -142,6 +158,7 @@ inline std::size_t message_pieces(std::size_t bytes)
 struct slice_counts {
     std::vector<std::uint64_t> send, recv, wire;
     std::vector<slice_form> send_form, recv_form;
+    std::vector<std::size_t> send_index, recv_index; // the bytes of each slice's indices
     std::vector<std::size_t> at;
     std::vector<MPI_Request> reqs;
     status_words status; // the ranks' agreement on room and output (a noexcept op)
@@ -155,35 +172,43 @@ struct slice_counts {
         wire.assign(P, 0);
         send_form.assign(P, slice_form::listed);
         recv_form.assign(P, slice_form::listed);
+        send_index.assign(P, 0);
+        recv_index.assign(P, 0);
         at.assign(P + 1, 0);
         reqs.clear();
     }
 
-    // The counts and forms of this rank's slices, and the bitmaps of those
-    // sent as bitmaps; `bitmap`: whether the form may be taken.
+    // The counts and forms of this rank's slices, and the bitmaps and gaps
+    // of those sent so; dear: whether bytes are (those forms may be taken).
     template <class I, class T>
-    void count_sends(slices<I, T>& s, std::span<const std::size_t> ranges, std::size_t self, bool global, bool bitmap)
+    void count_sends(slices<I, T>& s, std::span<const std::size_t> ranges, std::size_t self, bool global, bool dear)
     {
         std::size_t posts = 0, words = 0;
         s.bits_at.assign(send.size(), 0);
         for (std::size_t d = 0; d < send.size(); ++d) {
             const std::size_t n = s.cut[d + 1] - s.cut[d], len = ranges[d + 1] - ranges[d];
+            std::size_t gaps = 0;
             send[d] = n;
-            send_form[d] = d == self ? slice_form::listed : form_of_slice(n, len, sizeof(I), bitmap);
+            send_form[d] = d == self ? slice_form::listed : form_of_slice(n, len, sizeof(I), dear, [&] {
+                return gaps = index_gap_bytes(s.idx + s.cut[d], n, global ? ranges[d] : 0);
+            });
             wire[d] = n | static_cast<std::uint64_t>(send_form[d]) << slice_form_shift;
-            if (send_form[d] == slice_form::bitmap) {
+            send_index[d] = send_form[d] == slice_form::gaps ? gaps : index_wire_bytes(send_form[d], n, len, sizeof(I));
+            if (send_form[d] == slice_form::bitmap || send_form[d] == slice_form::gaps) {
                 s.bits_at[d] = words;
-                words += bitmap_words(len);
+                words += (send_index[d] + 7) / 8;
             }
-            if (d != self && n)
-                posts += message_pieces(index_wire_bytes(send_form[d], n, len, sizeof(I))) + message_pieces(n * sizeof(T));
+            if (d != self && n) posts += message_pieces(send_index[d]) + message_pieces(n * sizeof(T));
         }
-        reqs.reserve(posts + 2 * send.size()); // and the status words
+        reserve_more(reqs, posts + 2 * send.size()); // and the status words
         if (s.bits.size() < words) s.bits.resize(words);
-        for (std::size_t d = 0; d < send.size(); ++d)
+        for (std::size_t d = 0; d < send.size(); ++d) {
+            const std::size_t base = global ? ranges[d] : 0;
             if (send_form[d] == slice_form::bitmap)
-                write_index_bitmap(s.idx + s.cut[d], send[d], global ? ranges[d] : 0, ranges[d + 1] - ranges[d],
-                                   s.bits.data() + s.bits_at[d]);
+                write_index_bitmap(s.idx + s.cut[d], send[d], base, ranges[d + 1] - ranges[d], s.bits.data() + s.bits_at[d]);
+            else if (send_form[d] == slice_form::gaps)
+                write_index_gaps(s.idx + s.cut[d], send[d], base, reinterpret_cast<std::byte*>(s.bits.data() + s.bits_at[d]));
+        }
     }
 };
 
