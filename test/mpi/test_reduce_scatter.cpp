@@ -317,7 +317,11 @@ BOOST_AUTO_TEST_CASE(slices_travel_in_the_fewest_bytes_where_bytes_are_dear)
 BOOST_AUTO_TEST_CASE(a_loop_that_keeps_its_output_takes_one_round)
 {
     const std::size_t P = static_cast<std::size_t>(world().size()), n = 3000;
-    const std::size_t limit = sr::detail::header_row_limit;
+    const struct restore { // the limit as it was, however the test ends
+        std::size_t limit = sr::detail::header_row_limit;
+        ~restore() { sr::detail::header_row_limit = limit; }
+    } saved;
+    const std::size_t limit = saved.limit;
     const boost::mpi::communicator no_rows(world(), boost::mpi::comm_duplicate);
     for (const bool rows : {true, false}) {
         const boost::mpi::communicator& comm = rows ? world() : no_rows;
@@ -359,16 +363,16 @@ BOOST_AUTO_TEST_CASE(a_loop_that_keeps_its_output_takes_one_round)
                        "make_op, " << what << ": " << c.last.bytes_sent << " bytes against " << kept);
         }
     }
-    sr::detail::header_row_limit = limit;
 }
 
 // Past 2^32 indices travel as offsets within the owner's range, 32-bit where
 // every range is shorter than 2^32, else 64-bit; under the network's tuning
-// their slices take bitmaps and full forms as global indices do. Ranges:
-// the dimension split among the first ranks (one or two), with entries near
-// both ends of each, then small ones of 64 elements at the top, far from 0
-// (rank 0 fills the first of them).
-BOOST_AUTO_TEST_CASE(offsets_travel_as_bitmaps_and_full_slices_too)
+// their slices take gaps, bitmaps and full forms as global indices do.
+// Ranges: the dimension split among the first ranks (one or two), with
+// entries near both ends of each (gaps: one of them jumps most of the
+// range), then small ones of 64 elements at the top, far from 0 (rank 0
+// fills the first of them).
+BOOST_AUTO_TEST_CASE(offsets_travel_as_gaps_bitmaps_and_full_slices_too)
 {
     auto& comm = world();
     const auto P = static_cast<std::size_t>(comm.size()), me = static_cast<std::size_t>(comm.rank());
@@ -417,6 +421,8 @@ BOOST_AUTO_TEST_CASE(offsets_travel_as_bitmaps_and_full_slices_too)
             if (P >= 3) forms = bitmaps > 0;
             if (me == big) forms = forms && c.recv_form[0] == sr::detail::slice_form::full;
         }
+        for (std::size_t r = 0; r < P; ++r) // the owners of the large ranges take every slice as gaps
+            if (me < big && r != me) forms = forms && c.recv[r] && c.recv_form[r] == sr::detail::slice_form::gaps;
         BOOST_TEST(all_ok(forms), "dimension " << dim << ": " << bitmaps << " bitmaps");
     }
 }

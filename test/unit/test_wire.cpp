@@ -337,6 +337,16 @@ BOOST_AUTO_TEST_CASE(index_gaps_round_trip)
     const std::vector<std::byte> endless(12, std::byte{0x80}); // a varint that never ends
     std::uint64_t out = 0;
     BOOST_TEST(!d::read_index_gaps(endless.data(), endless.size(), 1, 0, std::size_t{1} << 62, &out));
+    // the longest gap a range can hold (len 2^63): 9 bytes, read back; a tenth byte is refused
+    const std::uint64_t far[] = {(std::uint64_t{1} << 63) - 1};
+    std::vector<std::byte> nine(10);
+    BOOST_TEST(d::index_gap_bytes(far, 1, 0) == 9u);
+    BOOST_TEST(d::write_index_gaps(far, 1, 0, nine.data()) == 9u);
+    BOOST_TEST((d::read_index_gaps(nine.data(), 9, 1, 0, std::size_t{1} << 63, &out) && out == far[0]));
+    BOOST_TEST(!d::read_index_gaps(nine.data(), 9, 1, 0, far[0], &out)); // one past a range of 2^63 - 1
+    std::vector<std::byte> ten(9, std::byte{0xff});
+    ten.push_back(std::byte{0x01}); // 2^63 and more: ten bytes
+    BOOST_TEST(!d::read_index_gaps(ten.data(), ten.size(), 1, 0, ~std::size_t{0}, &out));
     const std::byte padded[] = {std::byte{0x85}, std::byte{0x00}}; // 5 in two bytes: not the writer's form
     BOOST_TEST(!d::read_index_gaps(padded, 2, 1, 0, 100, &out));
     const std::byte five[] = {std::byte{0x05}};

@@ -201,7 +201,7 @@ void* index_landing(scatter_room<I, T>& room, const slice_counts& c, std::size_t
     const std::size_t n = c.recv[r], b = c.recv_index[r];
     switch (c.recv_form[r]) {
     case slice_form::bitmap: return b == 8 * bitmap_words(mine) ? room.bits.data() + room.bits_at[r] : nullptr;
-    case slice_form::gaps: return b <= n * sizeof(I) ? room.tmp_idx[0].data() + c.at[r] : nullptr;
+    case slice_form::gaps: return n <= b && b < n * sizeof(I) ? room.tmp_idx[0].data() + c.at[r] : nullptr; // a byte a gap at least
     case slice_form::full: return b == 0 ? room.idx.data() : nullptr;
     default: return b == n * sizeof(I) ? room.idx.data() + c.at[r] : nullptr;
     }
@@ -339,9 +339,11 @@ void scatter_with(MPI_Comm pc, std::size_t dim, Out& out, const Op& op, std::spa
         if (failure.empty()) {
             make_room(room, need_of(to, from, ranges, self, sizeof(I), sizeof(T)), c.recv_form, c.recv, mine, self, c.reqs);
             began = true;
-            // where the output must grow, a quarter more (reserve_more)
+            // where the output must grow, a quarter more (reserve_more), as far as its index type counts
             const std::size_t total = c.at[P] + static_cast<std::size_t>(c.send[self]);
-            slots = RO::begin_output(out, dim, output_capacity(out) < total && tells_capacity<Out> ? total + total / 4 : total);
+            const auto most = static_cast<std::size_t>(std::numeric_limits<typename RO::index_type>::max());
+            const std::size_t more = output_capacity(out) < total && tells_capacity<Out> ? total + total / 4 : total;
+            slots = RO::begin_output(out, dim, std::max(total, std::min(more, most)));
         }
     } catch (...) {
         failure = text_or_out_of_memory([&] { return rank_failure_text(me); });
@@ -371,7 +373,7 @@ void scatter_with(MPI_Comm pc, std::size_t dim, Out& out, const Op& op, std::spa
         }
     if (began) RO::commit_output(out, failure.empty() ? written : 0);
     if constexpr (op_may_throw) throw_if_any_failed(pc, failure, "reduce_scatter failed on");
-    else if (!failure.empty()) fail(failure); // a bitmap that came malformed: a fault below the library
+    else if (!failure.empty()) fail(failure); // indices that came malformed: a fault below the library
 }
 
 // One rank's input cut by range: indices global and 32-bit when the

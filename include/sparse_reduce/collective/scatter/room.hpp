@@ -34,7 +34,8 @@ struct run_view {
 // comm_state) so a loop of calls allocates nothing once its sizes settle:
 // what arrives (the other ranks' runs, packed in rank order; the bitmaps
 // of those that come as bitmaps, from word bits_at[r]) and two areas for
-// the rounds of the fold.
+// the rounds of the fold (the first holds the gaps of the slices that come
+// as gaps, at each one's run, until they are read into idx).
 template <class I, class T>
 struct scatter_room {
     slices<I, T> s;

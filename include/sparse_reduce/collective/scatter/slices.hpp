@@ -69,8 +69,10 @@ slice_form form_of_slice(std::size_t n, std::size_t len, std::size_t index_bytes
 {
     if (n != 0 && n == len) return slice_form::full;
     if (!dear || n == 0) return slice_form::listed;
-    const std::size_t listed = n * index_bytes, bitmap = 8 * bitmap_words(len), g = gaps();
-    if (g < listed && g < bitmap) return slice_form::gaps;
+    const std::size_t listed = n * index_bytes, bitmap = 8 * bitmap_words(len);
+    // a gap takes a byte at least: counted (a pass over the indices) only where they may win
+    if (n < std::min(listed, bitmap))
+        if (const std::size_t g = gaps(); g < listed && g < bitmap) return slice_form::gaps;
     return bitmap < listed ? slice_form::bitmap : slice_form::listed;
 }
 
