@@ -321,7 +321,7 @@ void scatter_with(MPI_Comm pc, std::size_t dim, Out& out, const Op& op, std::spa
     constexpr bool op_may_throw = !noexcept(op(std::declval<const T&>(), std::declval<const T&>()));
     const std::size_t P = c.recv.size(), self = h.self, mine = ranges[self + 1] - ranges[self];
     const int me = static_cast<int>(self);
-    const auto to = [&](std::size_t q) { return h.count_word(q, self, self); };
+    const auto to = [&](std::size_t q) { return h.count_word(q, self); };
     const auto from = [&](std::size_t d) { return c.wire[d]; };
     for (std::size_t r = 0; r < P; ++r) {
         c.recv[r] = count_of(to(r));
@@ -329,7 +329,7 @@ void scatter_with(MPI_Comm pc, std::size_t dim, Out& out, const Op& op, std::spa
         c.recv_index[r] = r != self ? h.from(r)[h_index_bytes] : 0;
         c.at[r + 1] = c.at[r] + (r != self ? c.recv[r] : 0);
     }
-    c.status_round = op_may_throw || needs_status(h, self, ranges, sizeof(I), sizeof(T));
+    c.status_round = op_may_throw || needs_status(h, ranges, sizeof(I), sizeof(T));
     // the forms, then the room and the output: agreed on before the fold
     std::string failure;
     std::optional<decltype(RO::begin_output(out, dim, 0))> slots;
@@ -481,7 +481,7 @@ std::vector<std::size_t> reduce_scatter_checked(const boost::mpi::communicator& 
     detail::slice_counts* counts = cut ? cut->counts : nullptr; // (null: this rank failed before it counted)
     report rep;
     // the headers, then this rank's slices, posted together: one round
-    detail::post_headers(pc, h, self, failed, dim, failed ? 0 : detail::hash_ranges(used),
+    detail::post_headers(pc, h, failed, dim, failed ? 0 : detail::hash_ranges(used),
                          // caps that never fit where the output does not tell its capacity
                          failed || !detail::tells_capacity<Out> ? detail::scatter_caps{} : cut->caps(detail::output_capacity(out)),
                          counts ? std::span<const std::uint64_t>(counts->wire) : std::span<const std::uint64_t>(),
@@ -493,7 +493,7 @@ std::vector<std::size_t> reduce_scatter_checked(const boost::mpi::communicator& 
     if (!failed) cut->post_sends(pc, self, rep);
     detail::wait_all(h.reqs);
     std::vector<MPI_Request> none;
-    detail::header_verdict(pc, h, self, dim, failure, sizeof(T), drain_holder.drain(), counts ? counts->reqs : none);
+    detail::header_verdict(pc, h, dim, failure, sizeof(T), drain_holder.drain(), counts ? counts->reqs : none);
     counts->last = rep;
     cut->scatter_and_fold(pc, dim, out, op, used, id, h, drain_holder.drain(), counts->last);
     return used;

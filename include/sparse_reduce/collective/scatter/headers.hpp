@@ -17,8 +17,6 @@
 // status words (mpi/first_failure.hpp) before they fold.
 
 #include <algorithm>
-#include <cassert>
-#include <climits>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -59,7 +57,7 @@ struct scatter_headers {
     // The count word of the slice rank q sends rank d: from the rows, or,
     // without them, q's header to this rank (d: this rank) or this rank's to
     // d (q: this rank).
-    std::uint64_t count_word(std::size_t q, std::size_t d, std::size_t self) const
+    std::uint64_t count_word(std::size_t q, std::size_t d) const
     {
         if (rows) return from(q)[header_fixed_words + d];
         return q == self ? out[width * d + header_fixed_words] : from(q)[header_fixed_words];
@@ -101,19 +99,18 @@ inline scatter_headers& agreed_headers(comm_state& st, MPI_Comm comm, node_buffe
 // of its slices (empty where it failed before it counted: it sends none);
 // index_bytes(d): the bytes of the indices of its slice to d.
 template <class IndexBytes>
-void post_headers(MPI_Comm comm, scatter_headers& h, std::size_t self, bool failed, std::size_t dimension,
-                  std::uint64_t ranges_hash, const scatter_caps& caps, std::span<const std::uint64_t> row,
-                  IndexBytes index_bytes)
+void post_headers(MPI_Comm comm, scatter_headers& h, bool failed, std::size_t dimension, std::uint64_t ranges_hash,
+                  const scatter_caps& caps, std::span<const std::uint64_t> row, IndexBytes index_bytes)
 {
     const std::size_t W = h.width;
+    const bool sends = !failed && !row.empty();
+    const std::uint64_t c[5] = {caps.arriving, caps.total, caps.words, caps.requests, caps.output};
     for (std::size_t d = 0; d < h.P; ++d) {
         std::uint64_t* o = h.out.data() + W * d;
-        const bool sends = !failed && !row.empty();
-        o[h_index_bytes] = sends && d != self && count_of(row[d]) ? index_bytes(d) : 0;
+        o[h_index_bytes] = sends && d != h.self && count_of(row[d]) ? index_bytes(d) : 0;
         o[h_dimension] = dimension;
         o[h_ranges] = ranges_hash;
         o[h_failed] = failed ? 1 : 0;
-        const std::uint64_t c[5] = {caps.arriving, caps.total, caps.words, caps.requests, caps.output};
         std::copy(c, c + 5, o + h_caps);
         for (std::size_t k = 0; k < W - header_fixed_words; ++k)
             o[header_fixed_words + k] = sends ? row[h.rows ? k : d] : 0;
@@ -125,13 +122,12 @@ void post_headers(MPI_Comm comm, scatter_headers& h, std::size_t self, bool fail
 // failed, or the ranks disagree on the dimension or the ranges, this rank
 // takes every slice sent to it into the drain and drops it, waits for its
 // own sends (sends), and throws as every rank does.
-inline void header_verdict(MPI_Comm comm, scatter_headers& h, std::size_t self, std::size_t dimension,
-                           const std::string& local_failure, std::size_t value_bytes, std::span<std::byte> drain,
-                           std::vector<MPI_Request>& sends)
+inline void header_verdict(MPI_Comm comm, const scatter_headers& h, std::size_t dimension, const std::string& local_failure,
+                           std::size_t value_bytes, std::span<std::byte> drain, std::vector<MPI_Request>& sends)
 {
     int first = -1;
     bool dimensions_differ = false, ranges_differ = false;
-    const std::uint64_t* mine = h.from(self);
+    const std::uint64_t* mine = h.from(h.self);
     for (std::size_t q = 0; q < h.P; ++q) {
         const std::uint64_t* w = h.from(q);
         if (w[h_failed] && first < 0) first = static_cast<int>(q);
@@ -140,8 +136,8 @@ inline void header_verdict(MPI_Comm comm, scatter_headers& h, std::size_t self, 
     }
     if (first < 0 && !dimensions_differ && !ranges_differ) return;
     for (std::size_t q = 0; q < h.P; ++q) {
-        if (q == self) continue;
-        const std::size_t n = count_of(h.count_word(q, self, self));
+        if (q == h.self) continue;
+        const std::size_t n = count_of(h.count_word(q, h.self));
         if (!n) continue;
         if (const std::size_t b = h.from(q)[h_index_bytes])
             drop_bytes(drain, b, scatter_piece_bytes, static_cast<int>(q), scatter_offset_tag, comm);
@@ -154,13 +150,13 @@ inline void header_verdict(MPI_Comm comm, scatter_headers& h, std::size_t self, 
 // Whether the ranks must agree on room and output by status words: some
 // rank's need exceeds its caps, or a slice to it came in no valid form (all
 // known to every rank from the rows), or there are no rows.
-inline bool needs_status(const scatter_headers& h, std::size_t self, std::span<const std::size_t> ranges,
-                         std::size_t index_bytes, std::size_t value_bytes)
+inline bool needs_status(const scatter_headers& h, std::span<const std::size_t> ranges, std::size_t index_bytes,
+                         std::size_t value_bytes)
 {
     if (!h.rows) return true;
     for (std::size_t r = 0; r < h.P; ++r) {
-        const auto to = [&](std::size_t q) { return h.count_word(q, r, self); };
-        const auto from = [&](std::size_t d) { return h.count_word(r, d, self); };
+        const auto to = [&](std::size_t q) { return h.count_word(q, r); };
+        const auto from = [&](std::size_t d) { return h.count_word(r, d); };
         if (!fits(need_of(to, from, ranges, r, index_bytes, value_bytes), h.caps(r))) return true;
         if (!forms_fault(to, h.P, ranges[r + 1] - ranges[r], r).empty()) return true;
     }
