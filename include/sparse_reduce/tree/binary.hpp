@@ -29,7 +29,7 @@ namespace sparse_reduce {
 /// @throws sparse_reduce::error for an invalid root
 inline tree binary_tree(int size, int root, bool commutative)
 {
-    tree t = detail::build_interval_tree(size, [](int lo, int hi, std::vector<detail::interval>& out) {
+    tree t = detail::build_interval_tree(size, [](int lo, int hi, int, std::vector<detail::interval>& out) {
         const int mid = lo + (hi - lo) / 2;
         if (lo < mid) out.push_back({lo, mid});
         if (mid + 1 < hi) out.push_back({mid + 1, hi});

@@ -32,7 +32,7 @@ namespace sparse_reduce {
 /// @throws sparse_reduce::error for an invalid root
 inline tree binomial_tree(int size, int root, bool commutative)
 {
-    tree t = detail::build_interval_tree(size, [](int lo, int hi, std::vector<detail::interval>& out) {
+    tree t = detail::build_interval_tree(size, [](int lo, int hi, int, std::vector<detail::interval>& out) {
         for (long step = 1; lo + step < hi; step *= 2)
             out.push_back({static_cast<int>(lo + step), static_cast<int>(std::min<long>(lo + 2 * step, hi))});
         return lo;

@@ -25,7 +25,7 @@ namespace sparse_reduce {
 /// @throws sparse_reduce::error for an invalid root
 inline tree chain_tree(int size, int root, bool commutative)
 {
-    tree t = detail::build_interval_tree(size, [](int lo, int hi, std::vector<detail::interval>& out) {
+    tree t = detail::build_interval_tree(size, [](int lo, int hi, int, std::vector<detail::interval>& out) {
         if (lo + 1 < hi) out.push_back({lo + 1, hi});
         return lo;
     });

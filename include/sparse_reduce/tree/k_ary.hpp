@@ -29,8 +29,8 @@ namespace sparse_reduce {
 inline tree k_ary_tree(int size, int root, bool commutative, int k)
 {
     if (k < 1) detail::fail("k_ary tree needs k >= 1, got " + std::to_string(k));
-    tree t = detail::build_interval_tree(size, [k](int lo, int hi, std::vector<detail::interval>& out) {
-        const int rest = hi - lo - 1, parts = std::min(k, rest);
+    tree t = detail::build_interval_tree(size, [](int lo, int hi, int branches, std::vector<detail::interval>& out) {
+        const int rest = hi - lo - 1, parts = std::min(branches, rest);
         int at = lo + 1;
         for (int j = 0; j < parts; ++j) {
             const int len = rest / parts + (j < rest % parts ? 1 : 0);
@@ -38,7 +38,7 @@ inline tree k_ary_tree(int size, int root, bool commutative, int k)
             at += len;
         }
         return lo;
-    });
+    }, k);
     t.name = "k_ary(k=" + std::to_string(k) + ")";
     return detail::place_root(std::move(t), root, commutative);
 }

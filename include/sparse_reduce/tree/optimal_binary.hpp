@@ -56,7 +56,8 @@ namespace sparse_reduce {
 
 /// The modelled completion time of any tree under model m (used by the
 /// builder's tests, and by selection); nnz[r] = rank r's entries.
-inline double modelled_completion_time(const tree& t, std::span<const double> nnz, double dimension,
+template <class Lazy = void>
+double modelled_completion_time(const tree& t, std::span<const double> nnz, double dimension,
                                        const cost_model& m)
 {
     const auto p = static_cast<std::size_t>(t.size);
@@ -111,6 +112,7 @@ struct optimal_result {
 };
 
 // Merged entries of contiguous ranges [i, j] of a sequence, in O(1) each.
+template <class Lazy = void>
 class range_entries {
 public:
     range_entries(std::span<const double> nnz, double dimension, merge_model model)
@@ -157,6 +159,7 @@ struct node_cost {
 
 // Alphabetic DP over a sequence of entry counts w: T(i, j) and the best
 // root R(i, j) of every interval, then a tree over sequence positions.
+template <class Lazy = void>
 class interval_dp {
 public:
     interval_dp(std::span<const double> w, double dimension, const cost_model& m, std::size_t exact_limit)
@@ -225,7 +228,7 @@ private:
 
     std::span<const double> w_;
     std::size_t p_;
-    range_entries S_;
+    range_entries<Lazy> S_;
     node_cost node_;
     std::vector<double> T_;
     std::vector<std::uint32_t> R_;
@@ -237,6 +240,7 @@ private:
 // interval spanning several blocks, [G_a + d, G_b) with d in {0, 1}, is
 // rooted at a grid position G_m (a < m < b), its children being [G_a + d,
 // G_m) and [G_m + 1, G_b): states (a, b, d), O(g^3) in all.
+template <class Lazy = void>
 class grid_dp {
 public:
     grid_dp(std::span<const double> w, double dimension, const cost_model& m, std::vector<std::size_t> grid)
@@ -323,15 +327,16 @@ private:
     std::span<const double> w_;
     std::vector<std::size_t> grid_;
     std::size_t g_;
-    range_entries S_;
+    range_entries<Lazy> S_;
     node_cost node_;
     std::vector<double> T_;
     std::vector<std::uint32_t> M_;
-    std::vector<interval_dp> blocks_;
+    std::vector<interval_dp<Lazy>> blocks_;
 };
 
 // Grid positions: g near-equal blocks of [0, q), plus the extra positions.
-inline std::vector<std::size_t> make_grid(std::size_t q, std::size_t g, std::initializer_list<std::size_t> extra)
+template <class Lazy = void>
+std::vector<std::size_t> make_grid(std::size_t q, std::size_t g, std::initializer_list<std::size_t> extra)
 {
     std::vector<std::size_t> grid;
     for (std::size_t k = 0; k <= g; ++k) grid.push_back(q * k / g);
@@ -353,7 +358,8 @@ inline tree empty_tree(int p)
 }
 
 // Children were appended in build order; fold order is left, then right.
-inline void sort_children_by_position(tree& t, const std::vector<int>& position)
+template <class Lazy = void>
+void sort_children_by_position(tree& t, const std::vector<int>& position)
 {
     for (auto& c : t.children)
         std::sort(c.begin(), c.end(), [&](int a, int b) {
@@ -365,7 +371,8 @@ inline void sort_children_by_position(tree& t, const std::vector<int>& position)
 inline constexpr int free_exact_max_ranks = 10;
 
 // Exact DP over subsets (commutative, P <= free_exact_max_ranks): best tree on `set` rooted at v.
-inline optimal_result free_exact(std::span<const double> nnz, double dimension, const cost_model& m, int root)
+template <class Lazy = void>
+optimal_result free_exact(std::span<const double> nnz, double dimension, const cost_model& m, int root)
 {
     const int p = static_cast<int>(nnz.size());
     const std::uint32_t full = (1u << p) - 1;
@@ -441,7 +448,8 @@ namespace detail {
 
 // The commutative tree above ten ranks: the others sorted by decreasing entry
 // count; the root joins two ranges of that order, split where it is cheapest.
-inline optimal_result optimal_commutative(std::span<const double> nnz, double dimension, int root,
+template <class Lazy = void>
+optimal_result optimal_commutative(std::span<const double> nnz, double dimension, int root,
                                           const optimal_binary_options& o)
 {
     const int p = static_cast<int>(nnz.size());
@@ -460,7 +468,7 @@ inline optimal_result optimal_commutative(std::span<const double> nnz, double di
     double best = std::numeric_limits<double>::infinity();
     const double own = nnz[static_cast<std::size_t>(root)];
     if (q <= o.exact_limit) {
-        const interval_dp dp(w, dimension, o.model, o.exact_limit);
+        const interval_dp<Lazy> dp(w, dimension, o.model, o.exact_limit);
         std::size_t split = 0; // left = [0, split), right = [split, q)
         for (std::size_t k = 0; k <= q; ++k) {
             const double c = dp.join(own, 0, k == 0 ? q : k - 1, k, q == k ? q : q - 1);
@@ -469,7 +477,7 @@ inline optimal_result optimal_commutative(std::span<const double> nnz, double di
         if (split > 0) dp.build(0, split - 1, dp.R(0, split - 1), -1, parent, children, self);
         if (split < q) dp.build(split, q - 1, dp.R(split, q - 1), -1, parent, children, self);
     } else {
-        const grid_dp dp(w, dimension, o.model, make_grid(q, o.grid_blocks, {}));
+        const grid_dp<Lazy> dp(w, dimension, o.model, make_grid<Lazy>(q, o.grid_blocks, {}));
         const std::size_t g = dp.blocks();
         std::size_t split = 0; // left = blocks [0, split), right = blocks [split, g)
         for (std::size_t k = 0; k <= g; ++k) {
@@ -489,7 +497,7 @@ inline optimal_result optimal_commutative(std::span<const double> nnz, double di
         t.self_position[r] = self[k];
         position[r] = static_cast<int>(k);
     }
-    sort_children_by_position(t, position);
+    sort_children_by_position<Lazy>(t, position);
     t.top = t.destination = root;
     out.cost = best;
     return out;
@@ -497,7 +505,8 @@ inline optimal_result optimal_commutative(std::span<const double> nnz, double di
 
 // The alphabetic (order-preserving) tree: any top; a top other than the root
 // forwards the result.
-inline optimal_result optimal_alphabetic(std::span<const double> nnz, double dimension, int root,
+template <class Lazy = void>
+optimal_result optimal_alphabetic(std::span<const double> nnz, double dimension, int root,
                                          const optimal_binary_options& o)
 {
     optimal_result out{empty_tree(static_cast<int>(nnz.size())), 0};
@@ -506,7 +515,7 @@ inline optimal_result optimal_alphabetic(std::span<const double> nnz, double dim
     std::size_t top = 0;
     tree& t = out.t;
     if (q <= o.exact_limit) {
-        const interval_dp dp(nnz, dimension, o.model, o.exact_limit);
+        const interval_dp<Lazy> dp(nnz, dimension, o.model, o.exact_limit);
         const double forward = o.model.message_time(dp.entries(0, q - 1), dimension);
         for (std::size_t k = 0; k < q; ++k) {
             const double c = dp.root_at(k, 0, q - 1) + (static_cast<int>(k) == root ? 0 : forward);
@@ -515,7 +524,7 @@ inline optimal_result optimal_alphabetic(std::span<const double> nnz, double dim
         dp.build(0, q - 1, top, -1, t.parent, t.children, t.self_position);
     } else {
         // the root is a grid position, so it can be the top
-        const grid_dp dp(nnz, dimension, o.model, make_grid(q, o.grid_blocks, {static_cast<std::size_t>(root)}));
+        const grid_dp<Lazy> dp(nnz, dimension, o.model, make_grid<Lazy>(q, o.grid_blocks, {static_cast<std::size_t>(root)}));
         const double forward = o.model.message_time(dp.entries(0, q - 1), dimension);
         const std::size_t g = dp.blocks();
         std::size_t top_block = 0;
@@ -533,7 +542,7 @@ inline optimal_result optimal_alphabetic(std::span<const double> nnz, double dim
     }
     std::vector<int> position(q);
     std::iota(position.begin(), position.end(), 0);
-    sort_children_by_position(t, position);
+    sort_children_by_position<Lazy>(t, position);
     t.top = static_cast<int>(top);
     t.destination = root;
     t.order_preserving = true;
@@ -546,7 +555,8 @@ inline optimal_result optimal_alphabetic(std::span<const double> nnz, double dim
 /// The tree of least modelled completion time, with its modelled cost;
 /// nnz[r] = rank r's entry count.
 /// @throws sparse_reduce::error for an invalid root or a NaN or infinite model
-inline detail::optimal_result optimal_binary_tree(std::span<const double> nnz, double dimension, int root,
+template <class Lazy = void>
+detail::optimal_result optimal_binary_tree(std::span<const double> nnz, double dimension, int root,
                                                   bool commutative, const optimal_binary_options& o = {})
 {
     const int p = static_cast<int>(nnz.size());
@@ -558,11 +568,11 @@ inline detail::optimal_result optimal_binary_tree(std::span<const double> nnz, d
     detail::optimal_result out{detail::empty_tree(p), 0};
     if (p == 0) {
     } else if (commutative && p <= detail::free_exact_max_ranks) {
-        out = detail::free_exact(nnz, dimension, o.model, root);
+        out = detail::free_exact<Lazy>(nnz, dimension, o.model, root);
     } else if (commutative) {
-        out = detail::optimal_commutative(nnz, dimension, root, o);
+        out = detail::optimal_commutative<Lazy>(nnz, dimension, root, o);
     } else {
-        out = detail::optimal_alphabetic(nnz, dimension, root, o);
+        out = detail::optimal_alphabetic<Lazy>(nnz, dimension, root, o);
     }
     out.t.name = "optimal_binary";
     return out;

@@ -73,14 +73,16 @@ namespace detail {
 // Trees are built over virtual ranks 0..P-1 from a rule that splits an
 // interval [lo, hi) into its head (the node itself) and child intervals.
 // Children intervals are contiguous and given in rank order, so the virtual
-// tree preserves order. split(lo, hi, children_out) returns the node's rank
-// within [lo, hi) and appends the child intervals.
+// tree preserves order. split(lo, hi, k, children_out) returns the node's
+// rank within [lo, hi) and appends the child intervals; k is the rule's one
+// parameter (k_ary's branching factor). A plain function pointer, so the
+// builder is compiled once for every tree.
 struct interval {
     int lo, hi;
 };
+using split_rule = int (*)(int lo, int hi, int k, std::vector<interval>& out);
 
-template <class Split>
-tree build_interval_tree(int size, Split&& split)
+inline tree build_interval_tree(int size, split_rule split, int k = 0)
 {
     tree t;
     t.size = size;
@@ -96,7 +98,7 @@ tree build_interval_tree(int size, Split&& split)
         const auto [iv, up] = stack.back();
         stack.pop_back();
         parts.clear();
-        const int self = split(iv.lo, iv.hi, parts);
+        const int self = split(iv.lo, iv.hi, k, parts);
         const auto s = static_cast<std::size_t>(self);
         if (first) t.top = self, first = false;
         t.parent[s] = up;

@@ -35,6 +35,8 @@
 */
 
 #include <array>
+#include <span>
+#include <vector>
 
 #include "tree.hpp"
 
@@ -44,7 +46,7 @@ namespace detail {
 // In-order tree over [0, n) whose leaves are the even positions.
 inline tree even_leaf_tree(int n)
 {
-    return build_interval_tree(n, [](int lo, int hi, std::vector<interval>& out) {
+    return build_interval_tree(n, [](int lo, int hi, int, std::vector<interval>& out) {
         if (hi - lo == 1) return lo;
         int m = lo + (hi - lo - 1) / 2; // the middle, moved to an odd position (lo is even)
         if ((m - lo) % 2 == 0) m = m + 1 < hi ? m + 1 : m - 1;
@@ -54,11 +56,12 @@ inline tree even_leaf_tree(int n)
     });
 }
 
-// Renames ranks by map (a bijection that keeps every subtree contiguous, or
-// any bijection when order does not matter) and restores rank-ordered children.
-template <class Map>
-tree relabel(const tree& t, int size, Map&& map, bool order_preserving)
+// Renames rank v to label[v] (a bijection that keeps every subtree
+// contiguous, or any bijection when order does not matter) and restores
+// rank-ordered children.
+inline tree relabel(const tree& t, int size, std::span<const int> label, bool order_preserving)
 {
+    auto map = [&](int v) { return label[static_cast<std::size_t>(v)]; };
     tree r;
     r.size = size;
     r.parent.assign(static_cast<std::size_t>(size), -1);
@@ -73,7 +76,7 @@ tree relabel(const tree& t, int size, Map&& map, bool order_preserving)
         r.self_position[d] = static_cast<int>(std::count_if(r.children[d].begin(), r.children[d].end(),
                                                             [&](int c) { return c < map(v); }));
     }
-    r.top = r.destination = map(t.top);
+    r.top = r.destination = t.size > 0 ? map(t.top) : 0;
     r.order_preserving = order_preserving;
     return r;
 }
@@ -91,10 +94,13 @@ inline std::array<tree, 2> two_trees(int size, int root, bool commutative)
     if (root < 0 || root >= std::max(size, 1))
         detail::fail("invalid root " + std::to_string(root) + " for a communicator of size " + std::to_string(size));
     tree a = detail::even_leaf_tree(size), b;
+    std::vector<int> label(static_cast<std::size_t>(size));
     if (size % 2 == 0) {
-        b = detail::relabel(a, size, [size](int r) { return size - 1 - r; }, true);
+        for (int r = 0; r < size; ++r) label[static_cast<std::size_t>(r)] = size - 1 - r;
+        b = detail::relabel(a, size, label, true);
     } else {
-        b = detail::relabel(detail::even_leaf_tree(size - 1), size, [](int r) { return r + 1; }, true);
+        for (int r = 0; r + 1 < size; ++r) label[static_cast<std::size_t>(r)] = r + 1;
+        b = detail::relabel(detail::even_leaf_tree(size - 1), size, label, true);
         if (size > 1) {
             b.parent[0] = 1;
             b.children[1].insert(b.children[1].begin(), 0);
@@ -106,7 +112,8 @@ inline std::array<tree, 2> two_trees(int size, int root, bool commutative)
     std::array<tree, 2> t{a, b};
     if (commutative && size > 0 && a.top != root) {
         const int shift = root - a.top;
-        for (auto& x : t) x = detail::relabel(x, size, [&](int r) { return ((r + shift) % size + size) % size; }, false);
+        for (int r = 0; r < size; ++r) label[static_cast<std::size_t>(r)] = ((r + shift) % size + size) % size;
+        for (auto& x : t) x = detail::relabel(x, size, label, false);
     }
     for (auto& x : t) {
         x.destination = root;
