@@ -296,12 +296,12 @@ private:
         const T id = identity<T>(op);
         const detail::stream_config cfg = detail::make_stream_config(sched);
         detail::call_arena::lease lease(*arena_); // everything below: no heap in steady state
-        std::pmr::vector<std::uint32_t> window_counts(lease.resource());
+        detail::arena_array<std::uint32_t> window_counts(&lease);
         std::optional<detail::own_input<T, detail::own_reader_t<In>>> own;
         detail::root_output<T> result;
         make_windows_io(in, out, sched, cfg, id, counts, window_counts, own, result, local_failure);
         try {
-            return run_windows(sched, cfg, op, *own, result, local_failure, lease.resource(), writer_for<T, Out>(),
+            return run_windows(sched, cfg, op, *own, result, local_failure, &lease, writer_for<T, Out>(),
                                &out);
         } catch (...) {
             if (rank_ == root_) detail::clear_root_output(out);
@@ -315,7 +315,7 @@ private:
     // that must know, with nothing left queued.
     template <class T, class In, class Out, class Reader>
     void make_windows_io(const In& in, Out& out, const schedule& sched, const detail::stream_config& cfg, const T& id,
-                         local_counts& counts, std::pmr::vector<std::uint32_t>& window_counts,
+                         local_counts& counts, detail::arena_array<std::uint32_t>& window_counts,
                          std::optional<detail::own_input<T, Reader>>& own, detail::root_output<T>& result,
                          std::string& local_failure)
     {
@@ -380,12 +380,12 @@ private:
     void ready_windows(std::optional<detail::rank_program<T, Op, Reader>>& program,
                        std::optional<detail::node_run>& run, const schedule& sched, const detail::stream_config& cfg,
                        const Op& op, detail::own_input<T, Reader>& own, const detail::root_output<T>& result,
-                       const std::string& local_failure, std::pmr::memory_resource* mem, int tags);
+                       const std::string& local_failure, detail::call_arena::lease* mem, int tags);
 
     template <class T, class Op, class Reader>
     report run_windows(const schedule& sched, const detail::stream_config& cfg, const Op& op,
                        detail::own_input<T, Reader>& own, const detail::root_output<T>& result,
-                       const std::string& local_failure, std::pmr::memory_resource* mem, sparse_writer<T> write,
+                       const std::string& local_failure, detail::call_arena::lease* mem, sparse_writer<T> write,
                        void* out);
 
     // This rank's statistics for a call that measures (count), else its
@@ -571,7 +571,7 @@ private:
 template <class T, class Op, class Reader>
 report reduce_core::run_windows(const schedule& sched, const detail::stream_config& cfg, const Op& op,
                                 detail::own_input<T, Reader>& own, const detail::root_output<T>& result,
-                                const std::string& local_failure, std::pmr::memory_resource* mem,
+                                const std::string& local_failure, detail::call_arena::lease* mem,
                                 sparse_writer<T> write, void* out)
 {
     std::optional<detail::rank_program<T, Op, Reader>> program;

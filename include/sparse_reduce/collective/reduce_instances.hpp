@@ -31,7 +31,7 @@ using reader64 = sparse_reader<T, std::uint64_t>;
 #define SPARSE_REDUCE_RUN_WINDOWS(X, T, Op, Reader)                                                                  \
     X template report reduce_core::run_windows<T, Op, Reader>(const schedule&, const stream_config&, const Op&,      \
                                                               own_input<T, Reader>&, const root_output<T>&,          \
-                                                              const std::string&, std::pmr::memory_resource*,        \
+                                                              const std::string&, detail::call_arena::lease*,        \
                                                               reduce_core::sparse_writer<T>, void*);
 
 #define SPARSE_REDUCE_WHOLE_NODE(X, T, Op, I, U)                                                                     \

@@ -22,7 +22,6 @@
 
 #include <exception>
 #include <memory>
-#include <memory_resource>
 #include <new>
 #include <optional>
 #include <string>
@@ -98,7 +97,7 @@ void reduce_core::ready_windows(std::optional<detail::rank_program<T, Op, Reader
                                 std::optional<detail::node_run>& run, const schedule& sched,
                                 const detail::stream_config& cfg, const Op& op, detail::own_input<T, Reader>& own,
                                 const detail::root_output<T>& result, const std::string& local_failure,
-                                std::pmr::memory_resource* mem, int tags)
+                                call_arena::lease* mem, int tags)
 {
     try {
         program.emplace(sched.trees, rank_, cfg, op, own, result, *pools_, local_failure, mem, tags);
@@ -113,7 +112,7 @@ void reduce_core::ready_windows(std::optional<detail::rank_program<T, Op, Reader
 template <class T, class Op, class Reader, class Held>
 struct reduce_core::started_windows {
     started_windows(const reduce_core& c, Held h, const schedule& s, const T& identity,
-                    std::pmr::memory_resource* mem)
+                    call_arena::lease* mem)
         : core(c), out(std::move(h)), sched(&s), id(identity), window_counts(mem)
     {
     }
@@ -122,7 +121,7 @@ struct reduce_core::started_windows {
     Held out;
     const schedule* sched; // in the plan's memo, which no other call of the plan touches meanwhile
     T id;
-    std::pmr::vector<std::uint32_t> window_counts;
+    arena_array<std::uint32_t> window_counts;
     std::optional<own_input<T, Reader>> own;
     root_output<T> result;
     std::optional<rank_program<T, Op, Reader>> program;
@@ -182,8 +181,8 @@ void reduce_core::start_windows(const In& in, const Op& op, const schedule& sche
     const stream_config cfg = make_stream_config(sched);
     state_t* s = nullptr;
     try {
-        void* p = lease.resource()->allocate(sizeof(state_t), alignof(state_t));
-        s = new (p) state_t(*this, std::move(started.out), sched, identity<T>(op), lease.resource());
+        void* p = lease.allocate(sizeof(state_t), alignof(state_t));
+        s = new (p) state_t(*this, std::move(started.out), sched, identity<T>(op), &lease);
     } catch (const std::bad_alloc&) {
         call.lease.reset();
         settle(rank_failure_text(rank_)); // throws
@@ -196,7 +195,7 @@ void reduce_core::start_windows(const In& in, const Op& op, const schedule& sche
     try {
         make_windows_io(in, s->out.get(), sched, cfg, s->id, counts, s->window_counts, s->own, s->result,
                         local_failure);
-        ready_windows(s->program, s->run, sched, cfg, op, *s->own, s->result, local_failure, lease.resource(), tags);
+        ready_windows(s->program, s->run, sched, cfg, op, *s->own, s->result, local_failure, &lease, tags);
     } catch (...) {
         if (rank_ == root_) clear_root_output(s->out.get());
         state_t::release(call);

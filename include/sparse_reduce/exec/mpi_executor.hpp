@@ -13,7 +13,6 @@
 // whatever the nodes' value type, operation and reader.
 
 #include <cstddef>
-#include <memory_resource>
 #include <new>
 #include <span>
 #include <string>
@@ -21,6 +20,7 @@
 
 #include <mpi.h>
 
+#include "call_arena.hpp"
 #include "../error.hpp"
 #include "node_binding.hpp"
 #include "whole_transport.hpp"
@@ -33,7 +33,7 @@ public:
     // arrays (the call's arena, exec/call_arena.hpp). A rank that cannot
     // make them says why in failure() and must not advance: the caller
     // agrees on it with the other ranks first (reduce_core::settle).
-    node_run(MPI_Comm comm, std::span<const node_ref> nodes, std::pmr::memory_resource* mem)
+    node_run(MPI_Comm comm, std::span<const node_ref> nodes, call_arena::lease* mem)
         : comm_(comm), nodes_(nodes), base_(mem), req_(mem), received_into_(mem)
     {
         try {
@@ -81,9 +81,9 @@ private:
 
     MPI_Comm comm_;
     std::span<const node_ref> nodes_;
-    std::pmr::vector<std::size_t> base_; // node k's first request slot
-    std::pmr::vector<MPI_Request> req_;
-    std::pmr::vector<std::byte*> received_into_;
+    arena_array<std::size_t> base_; // node k's first request slot
+    arena_array<MPI_Request> req_;
+    arena_array<std::byte*> received_into_;
     std::size_t slots_ = 0;
     std::string failure_;
 };

@@ -8,12 +8,12 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <memory_resource>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "call_arena.hpp"
 #include "../error.hpp"
 #include "../kernel/combine.hpp"
 #include "../tree/tree.hpp"
@@ -93,7 +93,7 @@ public:
     // the program.
     rank_program(const std::vector<tree>& trees, int me, const stream_config& cfg, const Op& op,
                  const own_input<T, Reader>& own, const root_output<T>& out, std::vector<node_buffers>& pools,
-                 const std::string& local_failure, std::pmr::memory_resource* mem = std::pmr::get_default_resource(),
+                 const std::string& local_failure, call_arena::lease* mem = nullptr,
                  int tag_offset = 0)
         : windows_(cfg.windows()), owns_(trees.size(), own, mem), results_(trees.size(), mem),
           tree_nodes_(trees.size(), mem), forward_nodes_(trees.size(), mem), tops_(trees.size(), mem), bindings_(mem),
@@ -191,12 +191,12 @@ private:
     }
 
     std::size_t windows_;                         // the call's, over all trees
-    std::pmr::vector<own_input<T, Reader>> owns_; // each tree reads its own windows
-    std::pmr::vector<root_output<T>> results_;    // one per tree: they hold alternate windows
-    std::pmr::vector<std::optional<node_t>> tree_nodes_, forward_nodes_;
-    std::pmr::vector<int> tops_; // the forward receivers' one child each
-    std::pmr::vector<node_binding<node_t>> bindings_;
-    std::pmr::vector<node_ref> refs_;
+    arena_array<own_input<T, Reader>> owns_; // each tree reads its own windows
+    arena_array<root_output<T>> results_;    // one per tree: they hold alternate windows
+    arena_array<std::optional<node_t>> tree_nodes_, forward_nodes_;
+    arena_array<int> tops_; // the forward receivers' one child each
+    arena_array<node_binding<node_t>> bindings_;
+    arena_array<node_ref> refs_;
 };
 
 } // namespace sparse_reduce::detail

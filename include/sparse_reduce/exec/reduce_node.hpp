@@ -33,13 +33,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <exception>
-#include <memory_resource>
 #include <optional>
 #include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "call_arena.hpp"
 #include "../detail/fixed_fifo.hpp"
 #include "../detail/value_equal.hpp"
 #include "../error.hpp"
@@ -101,7 +101,7 @@ class reduce_node {
 public:
     // mem: the node's bookkeeping (an arena of the call, exec/call_arena.hpp).
     reduce_node(node_shape shape, stream_config cfg, const Op& op, own_input<T, OwnReader>* own, root_output<T>* out,
-                node_buffers& pool, std::pmr::memory_resource* mem = std::pmr::get_default_resource())
+                node_buffers& pool, call_arena::lease* mem = nullptr)
         : shape_(shape), cfg_(cfg), op_(op), id_(identity<T>(op)), own_(own), out_(out),
           capacity_(cfg.message_capacity<T>()), children_(shape_.children.size(), mem), next_window_(cfg.window_offset)
     {
@@ -557,7 +557,7 @@ private:
     own_input<T, OwnReader>* own_;
     root_output<T>* out_;
     std::size_t capacity_;
-    std::pmr::vector<child_state> children_;
+    arena_array<child_state> children_;
     std::size_t next_window_ = 0;
     std::size_t ahead_ = 0;     // the root's own windows below this one are in its output (work_ahead)
     bool dense_blocks_ = false; // a dense child block has arrived (no more work ahead)
