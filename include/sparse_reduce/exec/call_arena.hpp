@@ -16,6 +16,7 @@
 #include <memory>
 #include <new>
 #include <span>
+#include <type_traits>
 #include <utility>
 
 namespace sparse_reduce::detail {
@@ -134,6 +135,7 @@ public:
         while (size_ > n) data_[--size_].~T();
         for (; size_ < n; ++size_) ::new (static_cast<void*>(data_ + size_)) T();
     }
+    // (v must not be an element of this array, nor emplace_back's arguments)
     void assign(std::size_t n, const T& v)
     {
         clear();
@@ -171,6 +173,7 @@ private:
     // Room for n in an empty array: no element moves, so T need not be movable.
     void make_room(std::size_t n)
     {
+        if (n == 0) return;
         T* d = get(n);
         release(data_);
         data_ = d;
@@ -178,11 +181,13 @@ private:
     }
     T* get(std::size_t n)
     {
+        if (n > std::size_t(-1) / (2 * sizeof(T))) throw std::bad_alloc();
         return static_cast<T*>(mem_ ? mem_->allocate(n * sizeof(T), alignof(T))
                                     : ::operator new(n * sizeof(T), std::align_val_t(alignof(T))));
     }
     void relocate(std::size_t n)
     {
+        static_assert(std::is_nothrow_move_constructible_v<T>, "arena_array moves its elements when it grows");
         T* d = get(n);
         for (std::size_t k = 0; k < size_; ++k) {
             ::new (static_cast<void*>(d + k)) T(std::move(data_[k]));

@@ -76,7 +76,7 @@ inline tree relabel(const tree& t, int size, std::span<const int> label, bool or
         r.self_position[d] = static_cast<int>(std::count_if(r.children[d].begin(), r.children[d].end(),
                                                             [&](int c) { return c < map(v); }));
     }
-    r.top = r.destination = t.size > 0 ? map(t.top) : 0;
+    r.top = r.destination = static_cast<std::size_t>(t.top) < label.size() ? map(t.top) : -1; // (no ranks: no top)
     r.order_preserving = order_preserving;
     return r;
 }
