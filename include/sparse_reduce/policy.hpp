@@ -47,8 +47,7 @@ namespace detail {
 inline void check_segment(const char* who, const char* name, std::size_t bytes)
 {
     if (bytes >= max_segment_bytes)
-        fail((who ? std::string(who) + ": " : std::string()) + name + " = " + std::to_string(bytes) +
-             " is too large: it must be below 1 GiB (1073741824 bytes; 0 = automatic)");
+        fail((who ? std::string(who) + ": " : std::string()), name, " = ", bytes, " is too large: it must be below 1 GiB (1073741824 bytes; 0 = automatic)");
 }
 } // namespace detail
 

@@ -223,8 +223,8 @@ private:
         std::string local_failure =
             !failed_before.empty() ? failed_before
             : local_ok             ? std::string()
-                                   : "dimension mismatch: rank " + std::to_string(me) + " has dimension " +
-                           std::to_string(sparse_reduce::dimension(in)) + ", the plan has " + std::to_string(dimension_);
+                                   : detail::concat("dimension mismatch: rank ", me, " has dimension ",
+                                                    sparse_reduce::dimension(in), ", the plan has ", dimension_);
         // The path (select/path.hpp): sparse inputs under the adaptive wire may
         // travel whole (one message per edge), at once or as selection finds.
         // compiled only where it may run; a started call always windows (the
@@ -435,7 +435,7 @@ private:
             // the root's index/value output may hold part of a fold: left empty
             if constexpr (repr_traits<Out>::kind == repr_kind::index_value)
                 if (rank_ == root_) repr_traits<Out>::commit_output(out, 0);
-            detail::fail("reduce failed on rank " + std::to_string(r.failed->rank) + ": " + r.failed->text);
+            detail::fail("reduce failed on rank ", r.failed->rank, ": ", r.failed->text);
         }
         report rep;
         rep.algorithm = describe_once(sched, true);

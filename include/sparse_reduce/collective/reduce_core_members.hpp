@@ -80,8 +80,7 @@ SPARSE_REDUCE_INLINE void reduce_core::agree(const std::string& failure, bool di
     detail::complete_pending(); // (mpi/pending.hpp: no rank blocks here with runs in flight)
     MPI_Allreduce(mine, all, 6, MPI_UNSIGNED_LONG_LONG, MPI_MAX, private_);
     if (all[3])
-        detail::fail("making the plan failed on rank " + std::to_string(all[3] - 1) +
-                     (failure.empty() ? std::string() : ": " + failure));
+        detail::fail("making the plan failed on rank ", all[3] - 1, (failure.empty() ? std::string() : ": " + failure));
     if (all[0]) detail::fail(tuning_error.empty() ? "the tuning could not be read on another rank" : tuning_error);
     if (all[4] != ~all[5]) detail::fail(detail::different_tunings_text);
     if (all[1] != ~all[2]) detail::fail(detail::dimension_mismatch_text(private_, dimension_, root_));
@@ -95,7 +94,7 @@ SPARSE_REDUCE_INLINE reduce_core::reduce_core(const boost::mpi::communicator& co
     MPI_Comm_rank(private_, &rank_);
     MPI_Comm_size(private_, &size_);
     if (root < 0 || root >= size_)
-        detail::fail("invalid root " + std::to_string(root) + " for a communicator of size " + std::to_string(size_));
+        detail::fail("invalid root ", root, " for a communicator of size ", size_);
 }
 
 SPARSE_REDUCE_INLINE const schedule& reduce_core::whole_schedule(bool commutative, std::size_t value_bytes)
@@ -321,8 +320,9 @@ SPARSE_REDUCE_INLINE std::string reduce_core::make_drain()
 SPARSE_REDUCE_INLINE void reduce_core::throw_setup_failure(int failed_rank) const
 {
     const std::string start = "setting up the call failed on ";
-    if (!setup_failure_.empty()) detail::fail(start + "rank " + std::to_string(rank_) + ": " + setup_failure_);
-    detail::fail(start + (failed_rank >= 0 ? "rank " + std::to_string(failed_rank) : std::string("several ranks")));
+    if (!setup_failure_.empty()) detail::fail(start, "rank ", rank_, ": ", setup_failure_);
+    if (failed_rank >= 0) detail::fail(start, "rank ", failed_rank);
+    detail::fail(start + "several ranks");
 }
 
 SPARSE_REDUCE_INLINE void reduce_core::gather_entries(std::size_t local, std::vector<double>& entries,

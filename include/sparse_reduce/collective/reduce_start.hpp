@@ -105,7 +105,7 @@ void reduce_core::ready_windows(std::optional<detail::rank_program<T, Op, Reader
         settle(detail::rank_failure_text(rank_)); // throws
     }
     run.emplace(private_, program->refs(), mem);
-    settle(run->failure().empty() ? run->failure() : "rank " + std::to_string(rank_) + ": " + run->failure());
+    settle(run->failure().empty() ? run->failure() : detail::concat("rank ", rank_, ": ", run->failure()));
 }
 
 // A started call's state, in its slot's call arena.

@@ -41,7 +41,7 @@ inline constexpr std::size_t message_header_bytes = sizeof(message_header);
 inline message_header read_header(std::span<const std::byte> msg)
 {
     message_header h;
-    if (msg.size() < sizeof h) fail("malformed message: " + std::to_string(msg.size()) + " bytes, shorter than its header");
+    if (msg.size() < sizeof h) fail("malformed message: ", msg.size(), " bytes, shorter than its header");
     std::memcpy(&h, msg.data(), sizeof h);
     if (h.magic != message_header::magic_value) fail("malformed message: bad magic number");
     if (h.lo > h.hi || h.hi > h.dimension) fail("malformed message: bad index range");

@@ -243,12 +243,12 @@ template <class T, class I, class Decode>
 partial_view<T, I> parse_partial(std::byte* msg, std::size_t bytes, std::size_t dimension, Decode&& decode)
 {
     partial_view<T, I> v;
-    if (bytes < partial_header_bytes) fail("malformed message: " + std::to_string(bytes) + " bytes, shorter than its header");
+    if (bytes < partial_header_bytes) fail("malformed message: ", bytes, " bytes, shorter than its header");
     std::memcpy(&v.h, msg, sizeof v.h);
     const partial_header& h = v.h;
     if (h.magic != partial_header::magic_value)
         fail("malformed message: not a whole partial result (do all ranks pass the same kinds of vectors?)");
-    if (h.total_bytes != bytes) fail("malformed message: its header says " + std::to_string(h.total_bytes) + " bytes");
+    if (h.total_bytes != bytes) fail("malformed message: its header says ", h.total_bytes, " bytes");
     if (h.flags & partial_header::failed) {
         if (h.count != bytes - partial_header_bytes) fail("malformed error message");
         return v;
@@ -262,7 +262,7 @@ partial_view<T, I> parse_partial(std::byte* msg, std::size_t bytes, std::size_t 
         return v;
     }
     const auto bad_size = [&] {
-        fail("malformed message: " + std::to_string(h.count) + " entries in " + std::to_string(bytes) + " bytes");
+        fail("malformed message: ", h.count, " entries in ", bytes, " bytes");
     };
     if (h.count > dimension || h.value_offset != partial_header_bytes || h.count > bytes ||
         h.index_offset != partial_indices_at<T, I>(h.count))
@@ -286,7 +286,7 @@ partial_view<T, I> parse_partial(std::byte* msg, std::size_t bytes, std::size_t 
         if (k != v.n) bad_size();
         v.idx = out;
     } else {
-        fail("malformed message: index width " + std::to_string(h.index_bytes));
+        fail("malformed message: index width ", h.index_bytes);
     }
     if (count_unordered(v.idx, v.n) || (v.n && v.idx[v.n - 1] >= dimension))
         fail("malformed message: indices out of order or range");

@@ -114,8 +114,8 @@ public:
                 try {
                     results_[k] = staged_output<T>(pools[pools_per_tree * k + result_pool], cfg.windows() / n + 1);
                 } catch (...) {
-                    failure = "cannot stage the root's output (" + std::to_string(cfg.windows()) +
-                              " windows): " + unprefixed(current_exception_text());
+                    failure = concat("cannot stage the root's output (", cfg.windows(),
+                                     " windows): ", unprefixed(current_exception_text()));
                 }
                 results_[k].dense = out.dense;
             }
@@ -167,7 +167,7 @@ public:
         for (const auto& b : bindings_)
             if (b.node->failed() && (root || b.node->detected_failure())) {
                 const auto& f = *b.node->failure_info();
-                fail("reduce failed on rank " + std::to_string(f.rank) + ": " + f.text);
+                fail("reduce failed on rank ", f.rank, ": ", f.text);
             }
     }
 

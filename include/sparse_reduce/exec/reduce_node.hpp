@@ -152,19 +152,17 @@ public:
                 return;
             }
             if (h.dimension != cfg_.dimension)
-                fail_with({shape_.rank, "dimension mismatch: rank " + std::to_string(shape_.children[c]) +
-                                            " has dimension " + std::to_string(h.dimension) + ", rank " +
-                                            std::to_string(shape_.rank) + " has " + std::to_string(cfg_.dimension)},
+                fail_with({shape_.rank, detail::concat("dimension mismatch: rank ", shape_.children[c], " has dimension ", h.dimension, ", rank ", shape_.rank, " has ", cfg_.dimension)},
                           true);
             else if (h.lo != ch.frontier || (h.hi < cfg_.dimension && h.hi % cfg_.window != 0) ||
                      (ch.ended && h.hi != cfg_.dimension))
-                fail_with({shape_.rank, "malformed stream from rank " + std::to_string(shape_.children[c])}, true);
+                fail_with({shape_.rank, detail::concat("malformed stream from rank ", shape_.children[c])}, true);
             if (failed()) return;
             ch.frontier = h.hi;
             ch.queue.push_back({b, message_header_bytes, bytes});
         } catch (const error& e) {
             ch.ended = true; // an unreadable header cannot tell whether more follows
-            fail_with({shape_.rank, unprefixed(e.what()) + " (from rank " + std::to_string(shape_.children[c]) + ")"},
+            fail_with({shape_.rank, detail::concat(unprefixed(e.what()), " (from rank ", shape_.children[c], ")")},
                       true);
         }
     }

@@ -219,9 +219,7 @@ private:
         });
         if (v.h.flags & partial_header::failed) set_failure({v.h.error_rank, partial_error_text(msg, v.h)}, false);
         else if (v.h.dimension != dim_)
-            set_failure({me_, "dimension mismatch: rank " + std::to_string(from) + " has dimension " +
-                                  std::to_string(v.h.dimension) + ", rank " + std::to_string(me_) + " has " +
-                                  std::to_string(dim_)},
+            set_failure({me_, detail::concat("dimension mismatch: rank ", from, " has dimension ", v.h.dimension, ", rank ", me_, " has ", dim_)},
                         true);
         return v;
     }
@@ -575,9 +573,9 @@ whole_result run_whole_call(MPI_Comm comm, const tree& t, int me, std::size_t di
         return run_whole_reduce<std::uint32_t, T>(comm, t, me, dim, in, out, op, ws, local_failure);
     if constexpr (sizeof(J) <= 4)
         return fail_whole(comm, t, me, dim, ws, text_or_out_of_memory([&] {
-                              return !local_failure.empty() ? local_failure
-                                                            : "indices of " + std::to_string(sizeof(J)) +
-                                                                  " bytes cannot address dimension " + std::to_string(dim);
+                              return !local_failure.empty()
+                                         ? local_failure
+                                         : concat("indices of ", sizeof(J), " bytes cannot address dimension ", dim);
                           }));
     else
         return run_whole_reduce<std::uint64_t, T>(comm, t, me, dim, in, out, op, ws, local_failure);

@@ -34,7 +34,7 @@ namespace sparse_reduce::detail {
 // loop, and GCC 12 cannot misread the inlined concatenation (-Warray-bounds).
 [[noreturn, gnu::cold, gnu::noinline]] inline void fail_mpi_call(int rc, const char* what)
 {
-    fail(std::string(what) + " failed with MPI error code " + std::to_string(rc));
+    fail(std::string(what), " failed with MPI error code ", rc);
 }
 inline void mpi_check(int rc, const char* what)
 {
@@ -274,7 +274,7 @@ private:
     std::byte* drain(std::size_t bytes) const
     {
         const std::span<std::byte> d = ws_.drain();
-        if (bytes > d.size()) fail("out of memory for a message of " + std::to_string(bytes) + " bytes");
+        if (bytes > d.size()) fail("out of memory for a message of ", bytes, " bytes");
         return d.data();
     }
     void drop_rest(int from, int tag, first_piece& p)

@@ -46,7 +46,7 @@ inline constexpr bool is_span_v<std::span<T, E>> = true;
 inline void check_same_dimension(std::size_t a, std::size_t b)
 {
     if (a != b)
-        fail("dimension mismatch in combine: " + std::to_string(a) + " and " + std::to_string(b));
+        fail("dimension mismatch in combine: ", a, " and ", b);
 }
 
 template <class A, class B>

@@ -101,12 +101,11 @@ private:
         if (k_ == n_) return;
         const auto i = idx_[k_];
         if constexpr (std::is_signed_v<I>)
-            if (i < 0) fail("negative index " + std::to_string(i));
+            if (i < 0) fail("negative index ", i);
         if (static_cast<std::size_t>(i) >= dim_)
-            fail("index " + std::to_string(i) + " is out of range for dimension " + std::to_string(dim_));
+            fail("index ", i, " is out of range for dimension ", dim_);
         if (k_ > 0 && !(idx_[k_ - 1] < i))
-            fail("indices not strictly increasing at position " + std::to_string(k_) + " (" +
-                 std::to_string(idx_[k_ - 1]) + ", " + std::to_string(i) + ")");
+            fail("indices not strictly increasing at position ", k_, " (", idx_[k_ - 1], ", ", i, ")");
     }
 
     const I* idx_;

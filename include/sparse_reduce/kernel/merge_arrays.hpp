@@ -23,13 +23,16 @@
 
 #include <algorithm>
 #include <bit>
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <functional>
 #include <string>
 #include <type_traits>
+
+#if !(defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)))
+#include <chrono> // tick()'s clock where there is no TSC builtin
+#endif
 
 #include "../detail/value_equal.hpp"
 #include "../error.hpp"
@@ -529,14 +532,13 @@ std::string validate_entries(const I* idx, const T* val, std::size_t n, std::siz
 {
     if (n == 0) return {};
     if constexpr (std::is_signed_v<I>)
-        if (idx[0] < 0) return "negative index " + std::to_string(idx[0]);
+        if (idx[0] < 0) return concat("negative index ", idx[0]);
     if (as_unsigned(idx[n - 1]) >= dimension)
-        return "index " + std::to_string(idx[n - 1]) + " is out of range for dimension " + std::to_string(dimension);
+        return concat("index ", idx[n - 1], " is out of range for dimension ", dimension);
     if (count_unordered(idx, n)) {
         std::size_t k = 1;
         while (idx[k - 1] < idx[k]) ++k;
-        return "indices not strictly increasing at position " + std::to_string(k) + " (" + std::to_string(idx[k - 1]) +
-               ", " + std::to_string(idx[k]) + ")";
+        return concat("indices not strictly increasing at position ", k, " (", idx[k - 1], ", ", idx[k], ")");
     }
     if (identities) *identities = count_identities(val, n, id);
     return {};

@@ -65,7 +65,7 @@ inline std::string to_string(mesh_system s)
     case mesh_system::WS1: return "WS1";
     case mesh_system::WS2: return "WS2";
     }
-    detail::fail("to_string: not a mesh_system (" + std::to_string(static_cast<int>(s)) + ")");
+    detail::fail("to_string: not a mesh_system (", static_cast<int>(s), ")");
 }
 inline std::ostream& operator<<(std::ostream& os, mesh_system s) { return os << to_string(s); }
 
@@ -140,8 +140,7 @@ constexpr double integration_time_wrapped(mesh_system sys, int x, int y, int N)
 inline void check_group(int x, int y, int N)
 {
     if (N < 1 || x < 1 || y < x || y > N)
-        detail::fail("group " + std::to_string(x) + "x" + std::to_string(y) + " on a " + std::to_string(N) + "x" +
-                     std::to_string(N) + " mesh: need 1 <= x <= y <= N");
+        detail::fail("group ", x, "x", y, " on a ", N, "x", N, " mesh: need 1 <= x <= y <= N");
 }
 
 // N_b (T_um + T_ux) + T_Im + T_Ix for an x * y group, normalised by M.
@@ -262,7 +261,7 @@ inline std::vector<int> admissible_group_sizes(int N)
 // admissible value lies at the admissible neighbours of the branch minimum.
 inline int optimal_group_size(mesh_system sys, const params& p)
 {
-    if (p.N < 1) detail::fail("a mesh needs N >= 1, got " + std::to_string(p.N));
+    if (p.N < 1) detail::fail("a mesh needs N >= 1, got ", p.N);
     const branch_minima m = continuous_minima(sys, p);
     const std::vector<int> xs = admissible_group_sizes(p.N);
     int best = 1;

@@ -20,7 +20,6 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <random>
 #include <string>
 #include <memory>
 #include <span>
@@ -107,20 +106,20 @@ public:
     {
         std::vector<std::uint32_t> out;
         const double l = lambda_for(n);
-        std::uniform_real_distribution<double> u(0, 1);
+        const auto u = [&rng] { return canonical(rng); };
         for (const auto& b : buckets_) {
             const double pmax = std::min(1.0, l * weight(b.lo));
             if (pmax <= 0) break;
             if (pmax >= 1) { // certain at the top, probable just below: one draw each
                 for (std::size_t j = b.lo; j < b.hi; ++j)
-                    if (u(rng) < std::min(1.0, l * weight(j))) out.push_back(static_cast<std::uint32_t>(j));
+                    if (u() < std::min(1.0, l * weight(j))) out.push_back(static_cast<std::uint32_t>(j));
                 continue;
             }
             const double log_q = std::log1p(-pmax);
             for (std::size_t j = b.lo;;) {
-                j += static_cast<std::size_t>(std::floor(std::log(1 - u(rng)) / log_q));
+                j += static_cast<std::size_t>(std::floor(std::log(1 - u()) / log_q));
                 if (j >= b.hi) break;
-                if (u(rng) * pmax < l * weight(j)) out.push_back(static_cast<std::uint32_t>(j));
+                if (u() * pmax < l * weight(j)) out.push_back(static_cast<std::uint32_t>(j));
                 ++j;
             }
         }
@@ -128,6 +127,24 @@ public:
     }
 
 private:
+    // A uniform draw from [0, 1): the 53 bits of a double from as many of
+    // the generator's words as they take, as std::generate_canonical does
+    // (the same numbers from the standard engines), without <random> in
+    // every translation unit that includes the model.
+    template <class URBG>
+    static double canonical(URBG& rng)
+    {
+        const double range = static_cast<double>(URBG::max() - URBG::min()) + 1.0;
+        const int bits = std::max(1, static_cast<int>(std::log2(range)));
+        double sum = 0, scale = 1;
+        for (int k = std::max(1, (53 + bits - 1) / bits); k > 0; --k) {
+            sum += static_cast<double>(rng() - URBG::min()) * scale;
+            scale *= range;
+        }
+        const double x = sum / scale;
+        return x < 1 ? x : std::nextafter(1.0, 0.0);
+    }
+
     static constexpr std::size_t exact_prefix = 256; // the first indices: a bucket each
     static constexpr double bucket_growth = 1.02;    // after them: buckets 2% wider than where they start
     static constexpr std::size_t summed_width = 64;  // a bucket this narrow sums its weights, a wider one integrates
@@ -177,7 +194,7 @@ inline double merged_entries(double k, double n, double dimension, merge_model m
         if (n >= dimension) return dimension;
         return dimension * -std::expm1(k * std::log1p(-n / dimension));
     }
-    detail::fail("merged_entries: not a merge_model (" + std::to_string(static_cast<int>(m)) + ")");
+    detail::fail("merged_entries: not a merge_model (", static_cast<int>(m), ")");
 }
 /// @endcond
 

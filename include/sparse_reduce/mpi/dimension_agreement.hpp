@@ -35,7 +35,7 @@ inline std::string dimension_mismatch_text(MPI_Comm comm, std::size_t dimension,
     std::string whose;
     if (reference >= 0) {
         expected = all[static_cast<std::size_t>(reference)];
-        whose = "the root (rank " + std::to_string(reference) + ") has ";
+        whose = concat("the root (rank ", reference, ") has ");
     } else { // the most common dimension; a tie goes to the lowest rank's
         std::vector<unsigned long long> sorted = all;
         std::sort(sorted.begin(), sorted.end());
@@ -52,12 +52,10 @@ inline std::string dimension_mismatch_text(MPI_Comm comm, std::size_t dimension,
     int at_fault = 0;
     for (int r = 0; r < ranks; ++r) {
         if (all[static_cast<std::size_t>(r)] == expected) continue;
-        if (at_fault++ < named)
-            text += "rank " + std::to_string(r) + " has dimension " + std::to_string(all[static_cast<std::size_t>(r)]) +
-                    "; ";
+        if (at_fault++ < named) text += concat("rank ", r, " has dimension ", all[static_cast<std::size_t>(r)], "; ");
     }
-    if (at_fault > named) text += "and " + std::to_string(at_fault - named) + " more ranks; ";
-    return text + whose + std::to_string(expected);
+    if (at_fault > named) text += concat("and ", at_fault - named, " more ranks; ");
+    return concat(text, whose, expected);
 }
 
 // The largest dimension a collective takes for values of value_bytes bytes:
@@ -75,9 +73,8 @@ constexpr std::size_t max_dimension(std::size_t value_bytes)
 inline std::string dimension_limit_violation(std::size_t dimension, std::size_t value_bytes)
 {
     if (dimension <= max_dimension(value_bytes)) return {};
-    return "dimension " + std::to_string(dimension) + " is past the limit for values of " +
-           std::to_string(value_bytes) + " bytes, " + std::to_string(max_dimension(value_bytes)) +
-           " (a dense vector of it would hold over 2^63 bytes)";
+    return concat("dimension ", dimension, " is past the limit for values of ", value_bytes, " bytes, ",
+                  max_dimension(value_bytes), " (a dense vector of it would hold over 2^63 bytes)");
 }
 
 inline void check_dimension_limit(std::size_t dimension, std::size_t value_bytes)

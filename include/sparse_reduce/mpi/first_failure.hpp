@@ -80,7 +80,7 @@ inline std::optional<failed_rank> first_failure(MPI_Comm comm, int me, int candi
 // This rank's failure text for the exception being handled (any type).
 inline std::string rank_failure_text(int me)
 {
-    return "rank " + std::to_string(me) + ": " + unprefixed(current_exception_text());
+    return concat("rank ", me, ": ", unprefixed(current_exception_text()));
 }
 
 // Ends a step in which some ranks may have failed (local_failure non-empty,

@@ -45,12 +45,10 @@ struct repr_traits<Eigen::Matrix<T, R, C, O, MR, MC>> {
         constexpr int fixed = vector::SizeAtCompileTime, most = vector::MaxSizeAtCompileTime;
         if constexpr (fixed != Eigen::Dynamic) {
             if (n != static_cast<std::size_t>(fixed))
-                detail::fail("output Eigen vector has a fixed size of " + std::to_string(fixed) +
-                             " elements, the result has " + std::to_string(n));
+                detail::fail("output Eigen vector has a fixed size of ", fixed, " elements, the result has ", n);
         } else if constexpr (most != Eigen::Dynamic) {
             if (n > static_cast<std::size_t>(most))
-                detail::fail("output Eigen vector holds at most " + std::to_string(most) +
-                             " elements, the result has " + std::to_string(n));
+                detail::fail("output Eigen vector holds at most ", most, " elements, the result has ", n);
         }
         if (static_cast<std::size_t>(v.size()) != n) v.resize(static_cast<Eigen::Index>(n));
         return {v.data(), n};
@@ -69,8 +67,7 @@ struct repr_traits<Eigen::Map<Eigen::Matrix<T, R, C, O, MR, MC>, MapOptions>> {
     static std::span<T> output(vector& v, std::size_t n)
     {
         if (static_cast<std::size_t>(v.size()) != n)
-            detail::fail("output Eigen::Map has " + std::to_string(v.size()) + " elements, the result has " +
-                         std::to_string(n));
+            detail::fail("output Eigen::Map has ", v.size(), " elements, the result has ", n);
         return {v.data(), n};
     }
 };
@@ -99,7 +96,7 @@ struct repr_traits<Eigen::SparseVector<T, O, I>> {
     static slots begin_output(vector& v, std::size_t n, std::size_t capacity)
     {
         if (n > 0 && n - 1 > static_cast<std::size_t>(std::numeric_limits<I>::max())) // its last index must fit
-            detail::fail("dimension " + std::to_string(n) + " does not fit Eigen::SparseVector's StorageIndex");
+            detail::fail("dimension ", n, " does not fit Eigen::SparseVector's StorageIndex");
         v.resize(static_cast<Eigen::Index>(n)); // also drops the old entries
         v.resizeNonZeros(static_cast<Eigen::Index>(capacity));
         return {v.innerIndexPtr(), v.valuePtr()};

@@ -132,8 +132,7 @@ public:
     {
         check_index(i);
         if (!idx_.empty() && i <= idx_.back())
-            detail::fail("index_value_vector: index " + std::to_string(i) +
-                         " does not follow " + std::to_string(idx_.back()) + " (indices must increase)");
+            detail::fail("index_value_vector: index ", i, " does not follow ", idx_.back(), " (indices must increase)");
         idx_.push_back(static_cast<Index>(i));
         val_.push_back(v);
     }
@@ -156,9 +155,7 @@ public:
         for (std::size_t k = 0; k < idx_.size(); ++k) {
             check_index(idx_[k]);
             if (k > 0 && idx_[k] <= idx_[k - 1])
-                detail::fail("index_value_vector: indices not strictly increasing at position " +
-                             std::to_string(k) + " (" + std::to_string(idx_[k - 1]) + ", " +
-                             std::to_string(idx_[k]) + ")");
+                detail::fail("index_value_vector: indices not strictly increasing at position ", k, " (", idx_[k - 1], ", ", idx_[k], ")");
         }
     }
 
@@ -175,15 +172,13 @@ private:
     {
         constexpr std::size_t limit = std::size_t{std::numeric_limits<Index>::max()} + 1;
         if (limit != 0 && dimension > limit) // limit wraps to 0 when Index is as wide as size_t
-            detail::fail("index_value_vector: dimension " + std::to_string(dimension) +
-                         " does not fit the index type");
+            detail::fail("index_value_vector: dimension ", dimension, " does not fit the index type");
         return dimension;
     }
     void check_index(std::size_t i) const
     {
         if (i >= dim_) [[unlikely]]
-            detail::fail("index " + std::to_string(i) + " is out of range for dimension " +
-                         std::to_string(dim_));
+            detail::fail("index ", i, " is out of range for dimension ", dim_);
     }
 
     std::size_t dim_ = 0;

@@ -84,8 +84,7 @@ struct repr_traits<std::span<T, E>> {
         requires(!std::is_const_v<T>)
     {
         if (v.size() != n)
-            detail::fail("output span has " + std::to_string(v.size()) + " elements, the result has " +
-                         std::to_string(n));
+            detail::fail("output span has ", v.size(), " elements, the result has ", n);
         return v;
     }
 };
@@ -99,7 +98,7 @@ struct repr_traits<std::array<T, N>> {
     static std::span<T> output(std::array<T, N>& v, std::size_t n)
     {
         if (n != N)
-            detail::fail("output array has " + std::to_string(N) + " elements, the result has " + std::to_string(n));
+            detail::fail("output array has ", N, " elements, the result has ", n);
         return v;
     }
 };

@@ -263,16 +263,15 @@ namespace detail::rle {
 // Failures are reported out of line, so the cursor's loop stays small and inlines.
 [[noreturn, gnu::cold, gnu::noinline]] inline void fail_truncated(std::size_t pos, std::size_t dim)
 {
-    fail("malformed RLE buffer: truncated, it decodes to " + std::to_string(pos) + " elements of " + std::to_string(dim));
+    fail("malformed RLE buffer: truncated, it decodes to ", pos, " elements of ", dim);
 }
 [[noreturn, gnu::cold, gnu::noinline]] inline void fail_run(std::uint64_t len, std::size_t pos, std::size_t dim)
 {
-    fail("malformed RLE buffer: run of " + std::to_string(len) + " at position " + std::to_string(pos) +
-         " passes the dimension " + std::to_string(dim));
+    fail("malformed RLE buffer: run of ", len, " at position ", pos, " passes the dimension ", dim);
 }
 [[noreturn, gnu::cold, gnu::noinline]] inline void fail_overflow(std::size_t dim)
 {
-    fail("malformed RLE buffer: more values than the dimension " + std::to_string(dim));
+    fail("malformed RLE buffer: more values than the dimension ", dim);
 }
 
 template <rle_value T>

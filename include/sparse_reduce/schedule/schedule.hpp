@@ -46,11 +46,11 @@ struct schedule {
 /// One line: what a report calls the algorithm.
 inline std::string describe(const schedule& s)
 {
-    std::string d = s.trees.empty() ? std::string("none") : s.trees.front().name;
-    d += "(wire=" + std::string(wire::to_string(s.format)) + ", segment=" + std::to_string(s.segment_bytes) + ")";
+    std::string d = detail::concat(s.trees.empty() ? std::string_view("none") : std::string_view(s.trees.front().name),
+                                   "(wire=", wire::to_string(s.format), ", segment=", s.segment_bytes, ")");
     for (const tree& t : s.trees)
-        if (t.order_preserving && t.top != t.destination) d += ", rank order, forwarded from " + std::to_string(t.top);
-    if (!s.selection.empty()) d += " [" + s.selection + "]";
+        if (t.order_preserving && t.top != t.destination) d += detail::concat(", rank order, forwarded from ", t.top);
+    if (!s.selection.empty()) d += detail::concat(" [", s.selection, "]");
     return d;
 }
 
@@ -99,7 +99,7 @@ inline std::string to_dot(const schedule& s)
     const std::size_t n = s.trees.size();
     for (std::size_t k = 0; k < n; ++k) {
         const tree& t = s.trees[k];
-        const std::string label = n == 1 ? "all windows" : "windows " + std::to_string(k) + " mod " + std::to_string(n);
+        const std::string label = n == 1 ? "all windows" : detail::concat("windows ", k, " mod ", n);
         os << "  subgraph cluster_" << k << " {\n    label=\"" << t.name << ": " << label << "\";\n";
         for (int r = 0; r < t.size; ++r)
             os << "    t" << k << "_" << r << " [label=\"" << r << "\"" << (r == t.destination ? ", peripheries=2" : "")

@@ -227,9 +227,8 @@ inline choice sreduce(const call_stats& c, const tuning& tune, wire::format wire
 /// The choice as text: the algorithm (with k for k_ary) and the rule that picked it.
 inline std::string describe(const choice& ch)
 {
-    std::string s = to_string(ch.algo);
-    if (detail::row_of(ch.algo).branching) s += "(k=" + std::to_string(ch.k) + ")";
-    return s + " by " + ch.rule;
+    if (detail::row_of(ch.algo).branching) return detail::concat(to_string(ch.algo), "(k=", ch.k, ") by ", ch.rule);
+    return detail::concat(to_string(ch.algo), " by ", ch.rule);
 }
 
 } // namespace sparse_reduce

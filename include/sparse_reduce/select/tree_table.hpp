@@ -107,7 +107,7 @@ static_assert(
 inline const tree_algorithm& row_of(algorithm a)
 {
     const auto i = static_cast<std::size_t>(a);
-    if (i >= tree_algorithms.size()) fail("no row in tree_table for algorithm " + std::to_string(i));
+    if (i >= tree_algorithms.size()) fail("no row in tree_table for algorithm ", i);
     return tree_algorithms[i];
 }
 

@@ -21,6 +21,7 @@
 /// malformed lines throw sparse_reduce::error naming the file and line.
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <cmath>
 #include <cstddef>
@@ -29,7 +30,6 @@
 #include <iosfwd>
 #include <iterator>
 #include <map>
-#include <mutex>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -125,7 +125,7 @@ inline tuning parse_tuning_text(std::string_view text, const std::string& name)
         std::size_t at = 0;
         const std::string_view key = next_word(line, at);
         if (key.empty()) continue;
-        const auto where = [&] { return name + ":" + std::to_string(no); };
+        const auto where = [&] { return concat(name, ":", no); };
         const std::string_view eq = next_word(line, at), number = next_word(line, at);
         double v = 0;
         const char* first = number.data() + (number.starts_with('+') ? 1 : 0);
@@ -165,10 +165,23 @@ inline tuning parse_tuning(std::istream& in, const std::string& name)
 /// @throws sparse_reduce::error when the file cannot be read or is malformed
 inline const tuning& load_tuning(std::string_view path)
 {
-    static std::mutex mu;
-    static std::map<std::string, tuning, std::less<>> cache;
-    std::lock_guard lock(mu);
-    if (auto it = cache.find(path); it != cache.end()) return it->second;
+    // The files read so far, newest first, in a list that only grows: a
+    // lookup takes no lock (and <mutex> would bring <chrono> into every
+    // translation unit). Threads that read one new file at once each parse
+    // it; the first entry pushed is kept and returned to all of them.
+    struct loaded {
+        std::string path;
+        tuning value;
+        const loaded* next;
+    };
+    static std::atomic<const loaded*> head{nullptr};
+    const auto find = [path](const loaded* from, const loaded* until) -> const loaded* {
+        for (; from != until; from = from->next)
+            if (from->path == path) return from;
+        return nullptr;
+    };
+    const loaded* seen = head.load(std::memory_order_acquire);
+    if (const loaded* hit = find(seen, nullptr)) return hit->value;
     const std::string name(path);
     std::string text;
     std::FILE* f = std::fopen(name.c_str(), "rb");
@@ -178,7 +191,15 @@ inline const tuning& load_tuning(std::string_view path)
     const bool ok = f != nullptr && std::ferror(f) == 0;
     if (f) std::fclose(f);
     if (!ok) detail::fail("cannot read the tuning file '" + name + "'");
-    return cache.emplace(name, detail::parse_tuning_text(text, name)).first->second;
+    auto* entry = new loaded{name, detail::parse_tuning_text(text, name), seen};
+    while (!head.compare_exchange_weak(entry->next, entry, std::memory_order_acq_rel, std::memory_order_acquire)) {
+        if (const loaded* hit = find(entry->next, seen)) { // pushed meanwhile by another thread
+            delete entry;
+            return hit->value;
+        }
+        seen = entry->next;
+    }
+    return entry->value;
 }
 
 /// The tuning in use: the explicit file, else $SPARSE_REDUCE_TUNING, else the defaults.

@@ -333,7 +333,7 @@ simulation_result simulate_reduce(std::span<const In* const> inputs, Out& out, c
     using T = value_type_of<In>;
     const int p = static_cast<int>(inputs.size());
     if (root < 0 || root >= std::max(p, 1))
-        detail::fail("invalid root " + std::to_string(root) + " for " + std::to_string(p) + " simulated ranks");
+        detail::fail("invalid root ", root, " for ", p, " simulated ranks");
     if (p == 0) return {};
     const detail::simulated_call call = detail::plan_simulated_call<Policy, T, Out, Op>(inputs, root, policy, identity<T>(op));
     return detail::simulate_planned(inputs, out, op, root, call, detail::stats_time_before(call, policy, p, net), net);

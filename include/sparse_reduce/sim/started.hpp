@@ -52,11 +52,10 @@ started_simulation simulate_started_reduce(std::span<const In* const> inputs, Ou
     using T = value_type_of<In>;
     const int p = static_cast<int>(inputs.size());
     if (root < 0 || root >= std::max(p, 1))
-        detail::fail("invalid root " + std::to_string(root) + " for " + std::to_string(p) + " simulated ranks");
+        detail::fail("invalid root ", root, " for ", p, " simulated ranks");
     if (!(std::isfinite(work.seconds) && work.seconds >= 0) ||
         !(std::isfinite(work.test_every) && work.test_every > 0))
-        detail::fail("invalid computation: seconds " + std::to_string(work.seconds) + " (>= 0 needed), test_every " +
-                     std::to_string(work.test_every) + " (> 0 needed)");
+        detail::fail("invalid computation: seconds ", work.seconds, " (>= 0 needed), test_every ", work.test_every, " (> 0 needed)");
     if (p == 0) return {};
     if (std::ranges::any_of(inputs, [&](const In* in) { return detail::same_object(*in, out); }))
         detail::fail("simulate_started_reduce: out is one of the inputs (the call is simulated twice, alone and "

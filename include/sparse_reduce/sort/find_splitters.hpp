@@ -261,10 +261,10 @@ void agree_on_arguments(MPI_Comm pc, int me, int ranks, std::span<const K> sorte
     MPI_Allreduce(mine, agreed, 5, MPI_LONG_LONG, MPI_MAX, pc);
     if (agreed[4]) throw_if_any_failed(pc, failure, "find_splitters failed on");
     if (agreed[3] == 2)
-        fail("histogram_sort: bins_per_rank * ranks exceeds " + std::to_string(INT_MAX) + " bins (on some rank)");
+        fail("histogram_sort: bins_per_rank * ranks exceeds ", INT_MAX, " bins (on some rank)");
     if (agreed[3]) fail("find_splitters: bins must be >= 1, tolerance finite and >= 0 (on some rank)");
     if (agreed[0] != -agreed[1]) fail("find_splitters: ranks disagree on the number of bins");
-    if (agreed[2]) fail("find_splitters: data not sorted on rank " + std::to_string(ranks - agreed[2]));
+    if (agreed[2]) fail("find_splitters: data not sorted on rank ", ranks - agreed[2]);
 }
 
 // Rank 0: the first brackets, [global min, global max], and their first

@@ -98,7 +98,7 @@ move_result move_data(const boost::mpi::communicator& comm, std::vector<K>& data
     MPI_Allreduce(mine, agreed, 4, MPI_LONG_LONG, MPI_MAX, pc);
     if (agreed[3]) detail::throw_if_any_failed(pc, failure, "move_data failed on");
     if (agreed[0] != -agreed[1]) detail::fail("move_data: ranks disagree on the number of splitters");
-    if (agreed[2]) detail::fail("move_data: data not sorted on rank " + std::to_string(ranks - agreed[2]));
+    if (agreed[2]) detail::fail("move_data: data not sorted on rank ", ranks - agreed[2]);
     for (std::size_t d = 0; d < P; ++d) send[d] = cut[d + 1] - cut[d];
     MPI_Alltoall(send.data(), 1, MPI_UINT64_T, recv.data(), 1, MPI_UINT64_T, pc);
     // The receive buffer and the requests before the second agreement, so

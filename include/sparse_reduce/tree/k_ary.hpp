@@ -28,7 +28,7 @@ namespace sparse_reduce {
 /// @throws sparse_reduce::error for k < 1 or an invalid root
 inline tree k_ary_tree(int size, int root, bool commutative, int k)
 {
-    if (k < 1) detail::fail("k_ary tree needs k >= 1, got " + std::to_string(k));
+    if (k < 1) detail::fail("k_ary tree needs k >= 1, got ", k);
     tree t = detail::build_interval_tree(size, [](int lo, int hi, int branches, std::vector<detail::interval>& out) {
         const int rest = hi - lo - 1, parts = std::min(branches, rest);
         int at = lo + 1;
@@ -39,7 +39,7 @@ inline tree k_ary_tree(int size, int root, bool commutative, int k)
         }
         return lo;
     }, k);
-    t.name = "k_ary(k=" + std::to_string(k) + ")";
+    t.name = detail::concat("k_ary(k=", k, ")");
     return detail::place_root(std::move(t), root, commutative);
 }
 

@@ -564,7 +564,7 @@ detail::optimal_result optimal_binary_tree(std::span<const double> nnz, double d
     // false (no tree chosen, endless growth): refused, the same on every rank.
     validate(o.model, "optimal_binary");
     if (root < 0 || root >= std::max(p, 1))
-        detail::fail("invalid root " + std::to_string(root) + " for a communicator of size " + std::to_string(p));
+        detail::fail("invalid root ", root, " for a communicator of size ", p);
     detail::optimal_result out{detail::empty_tree(p), 0};
     if (p == 0) {
     } else if (commutative && p <= detail::free_exact_max_ranks) {

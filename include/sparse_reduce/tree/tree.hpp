@@ -125,7 +125,7 @@ inline tree build_interval_tree(int size, split_rule split, int k = 0)
 inline tree place_root(tree t, int root, bool commutative)
 {
     if (root < 0 || root >= std::max(t.size, 1))
-        fail("invalid root " + std::to_string(root) + " for a communicator of size " + std::to_string(t.size));
+        fail("invalid root ", root, " for a communicator of size ", t.size);
     if (t.size == 0 || root == t.top) {
         t.destination = root;
         return t;

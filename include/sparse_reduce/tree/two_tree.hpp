@@ -92,7 +92,7 @@ inline tree relabel(const tree& t, int size, std::span<const int> label, bool or
 inline std::array<tree, 2> two_trees(int size, int root, bool commutative)
 {
     if (root < 0 || root >= std::max(size, 1))
-        detail::fail("invalid root " + std::to_string(root) + " for a communicator of size " + std::to_string(size));
+        detail::fail("invalid root ", root, " for a communicator of size ", size);
     tree a = detail::even_leaf_tree(size), b;
     std::vector<int> label(static_cast<std::size_t>(size));
     if (size % 2 == 0) {

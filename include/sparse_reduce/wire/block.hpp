@@ -125,44 +125,38 @@ block_view<T> parse_block(std::span<const std::byte> bytes, std::size_t len, boo
     std::memcpy(&count, bytes.data() + 4, 4);
     const std::byte* payload = bytes.data() + header_bytes;
     if (tag > static_cast<std::uint8_t>(runs ? block_tag::empty_run : block_tag::bitmap)) // the last tag
-        detail::fail("malformed block: unknown tag " + std::to_string(tag));
+        detail::fail("malformed block: unknown tag ", tag);
     block_view<T> v{static_cast<block_tag>(tag), len, count, nullptr, nullptr, 0};
     auto need = [&](std::size_t n) {
-        if (n > bytes.size()) detail::fail("malformed block: truncated, it needs " + std::to_string(n) + " bytes of " +
-                                           std::to_string(bytes.size()));
+        if (n > bytes.size()) detail::fail("malformed block: truncated, it needs ", n, " bytes of ", bytes.size());
         v.bytes = n;
     };
     switch (v.tag) {
     case block_tag::dense:
-        if (count != len) detail::fail("malformed block: dense count " + std::to_string(count) + " for a block of " +
-                                       std::to_string(len));
+        if (count != len) detail::fail("malformed block: dense count ", count, " for a block of ", len);
         need(dense_bytes<T>(len));
         v.values = reinterpret_cast<const T*>(payload);
         break;
     case block_tag::index_value16:
     case block_tag::index_value32: {
-        if (count > len) detail::fail("malformed block: " + std::to_string(count) + " entries in a block of " +
-                                      std::to_string(len));
+        if (count > len) detail::fail("malformed block: ", count, " entries in a block of ", len);
         const std::size_t osize = v.tag == block_tag::index_value16 ? 2 : 4;
         if (osize == 2 && len > max_u16_offsets_length)
-            detail::fail("malformed block: 16-bit offsets for a block of " + std::to_string(len));
+            detail::fail("malformed block: 16-bit offsets for a block of ", len);
         need(header_bytes + padded(count * osize) + padded(count * sizeof(T)));
         v.offsets = payload;
         v.values = reinterpret_cast<const T*>(payload + padded(count * osize));
         break;
     }
     case block_tag::bitmap: {
-        if (count > len) detail::fail("malformed block: " + std::to_string(count) + " entries in a block of " +
-                                      std::to_string(len));
+        if (count > len) detail::fail("malformed block: ", count, " entries in a block of ", len);
         const std::size_t bitmap = 8 * sparse_reduce::detail::bitmap_words(len);
         need(header_bytes + bitmap + padded(count * sizeof(T)));
         v.offsets = payload;
         v.values = reinterpret_cast<const T*>(payload + bitmap);
         const std::size_t marked = sparse_reduce::detail::bitmap_count(static_cast<const std::uint64_t*>(v.offsets), len);
-        if (marked != count)
-            detail::fail(marked > len ? std::string("malformed block: a bitmap marks an element past the block")
-                                      : "malformed block: a bitmap marks " + std::to_string(marked) +
-                                            " entries, its count says " + std::to_string(count));
+        if (marked > len) detail::fail("malformed block: a bitmap marks an element past the block");
+        if (marked != count) detail::fail("malformed block: a bitmap marks ", marked, " entries, its count says ", count);
         break;
     }
     case block_tag::rle:

@@ -26,7 +26,7 @@ inline const char* to_string(format f)
     case format::rle: return "rle";
     case format::adaptive: return "adaptive";
     }
-    detail::fail("wire::to_string: not a wire::format (" + std::to_string(static_cast<int>(f)) + ")");
+    detail::fail("wire::to_string: not a wire::format (", static_cast<int>(f), ")");
 }
 
 } // namespace wire

@@ -66,7 +66,7 @@ constexpr std::size_t max_block_bytes(std::size_t len, format f = format::adapti
     case format::adaptive: // never more than dense: it picks the smallest form
     case format::dense: return dense_bytes<T>(len);
     }
-    detail::fail("max_block_bytes: not a wire::format (" + std::to_string(static_cast<int>(f)) + ")");
+    detail::fail("max_block_bytes: not a wire::format (", static_cast<int>(f), ")");
 }
 
 namespace detail {
@@ -170,7 +170,7 @@ inline void write_header(std::byte* out, block_tag tag, std::uint32_t count)
 template <class T>
 std::uint32_t checked_count(std::size_t n)
 {
-    if (n > std::numeric_limits<std::uint32_t>::max()) fail("block of " + std::to_string(n) + " elements is too long for the wire");
+    if (n > std::numeric_limits<std::uint32_t>::max()) fail("block of ", n, " elements is too long for the wire");
     return static_cast<std::uint32_t>(n);
 }
 
@@ -222,7 +222,7 @@ form form_for(format f, std::size_t len, const block_stats<T>& s, bool bitmap)
     case format::rle: return form::rle;
     case format::adaptive: return smallest_form<T>(len, s, bitmap);
     }
-    fail("encode_block: not a wire::format (" + std::to_string(static_cast<int>(f)) + ")");
+    fail("encode_block: not a wire::format (", static_cast<int>(f), ")");
 }
 
 // The bitmap form of a block with `entries` entries; a dense float or double

@@ -45,15 +45,14 @@ inline mesh_shape mesh_of(MPI_Comm comm, int rows, int cols)
         int nd = 0;
         MPI_Cartdim_get(comm, &nd);
         if (nd < 1 || nd > 2)
-            fail("grouped: the communicator is a " + std::to_string(nd) + "-dimensional cartesian one; 1 or 2 needed");
+            fail("grouped: the communicator is a ", nd, "-dimensional cartesian one; 1 or 2 needed");
         int dims[2] = {1, 1}, periods[2] = {1, 1}, coords[2] = {0, 0};
         MPI_Cart_get(comm, nd, dims + (2 - nd), periods + (2 - nd), coords + (2 - nd));
         return {dims[0], dims[1], periods[0] && periods[1]};
     }
     if (rows || cols) {
         if (rows < 1 || cols < 1 || static_cast<long long>(rows) * cols != P)
-            fail("grouped: a " + std::to_string(rows) + "x" + std::to_string(cols) + " mesh for " + std::to_string(P) +
-                 " ranks");
+            fail("grouped: a ", rows, "x", cols, " mesh for ", P, " ranks");
         return {rows, cols, false};
     }
     int dims[2] = {0, 0};

@@ -72,7 +72,7 @@ struct message_receiver {
                     }
                 if (!into) {
                     if (got + piece > drain.size())
-                        fail("out of memory for a message of " + std::to_string(got + piece) + " bytes");
+                        fail("out of memory for a message of ", got + piece, " bytes");
                     into = drain.data() + got;
                 }
                 MPI_Imrecv(into, count, MPI_BYTE, &m, &request);

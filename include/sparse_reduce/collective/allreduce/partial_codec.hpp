@@ -188,7 +188,7 @@ wire::block_view<T> parse_window(std::span<const std::byte> bytes, std::size_t l
     auto v = wire::parse_block<T>(bytes, std::min(window, to - lo), true);
     if (v.tag == wire::block_tag::empty_run) {
         if (v.count - 1 > (to - lo - 1) / window)
-            fail("malformed block: an empty run of " + std::to_string(v.count) + " windows passes its range's end");
+            fail("malformed block: an empty run of ", v.count, " windows passes its range's end");
         v.length = std::min(to - lo, v.count * window); // count * window < to - lo + window: no overflow
     }
     return v;
@@ -274,7 +274,7 @@ parsed_partial<T> parse_partial(std::span<const std::byte> bytes, std::size_t di
         at += v.bytes;
         lo += v.length;
     }
-    if (at != bytes.size()) fail("malformed message: " + std::to_string(bytes.size() - at) + " bytes after the last block");
+    if (at != bytes.size()) fail("malformed message: ", bytes.size() - at, " bytes after the last block");
     return b;
 }
 

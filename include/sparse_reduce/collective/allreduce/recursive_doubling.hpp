@@ -196,7 +196,7 @@ public:
         }
         if (n < trailer_bytes || count > windows_ - covered_ || (count == 0 && windows_ > 0)) {
             try {
-                fail("malformed message: " + std::to_string(n) + " bytes, " + std::to_string(count) + " windows");
+                fail("malformed message: ", n, " bytes, ", count, " windows");
             } catch (...) {
                 st_.fail_here();
             }
@@ -239,7 +239,7 @@ public:
                     folded_ = end;
                 }
                 if (folded_ == covered_ && pos_ != end_)
-                    fail("malformed message: " + std::to_string(end_ - pos_) + " bytes after the last block");
+                    fail("malformed message: ", end_ - pos_, " bytes after the last block");
             }
             // Every window written (and, if this rank sends, sent): the
             // partial is the output's from here on.

@@ -300,7 +300,7 @@ private:
         steps_.to_take[r] = j_ + k;
         if (st_.failed()) return;
         try {
-            if (bytes < 8 || bytes % 8) fail("malformed segment of " + std::to_string(bytes) + " bytes");
+            if (bytes < 8 || bytes % 8) fail("malformed segment of ", bytes, " bytes");
             if (const auto status = static_cast<std::int64_t>(trailer & 0xffffffffu)) st_.hear(status);
             else host_.take(r, j_, k, bytes_of(b, bytes - 8));
         } catch (...) {

@@ -114,7 +114,7 @@ void for_blocks(std::span<const std::byte> bytes, std::size_t j, std::size_t k, 
         f(v, lo);
         lo += v.length;
     }
-    if (at != bytes.size()) fail("malformed segment: " + std::to_string(bytes.size() - at) + " bytes after its blocks");
+    if (at != bytes.size()) fail("malformed segment: ", bytes.size() - at, " bytes after its blocks");
 }
 
 // A range goes raw (its values as they lie, identities included: the

@@ -47,7 +47,7 @@ std::span<const T> vector_values(const pattern_state<T>& s, const Values& values
     const pattern_layout& l = s.l;
     auto count_check = [&](std::size_t n) {
         if (n != l.pattern_size())
-            fail(std::to_string(n) + " values for a pattern of " + std::to_string(l.pattern_size()) + " entries");
+            fail(n, " values for a pattern of ", l.pattern_size(), " entries");
     };
     if constexpr (R::kind == repr_kind::dense) {
         const std::span<const T> v = R::read(values);
@@ -55,15 +55,13 @@ std::span<const T> vector_values(const pattern_state<T>& s, const Values& values
         return v;
     } else if constexpr (R::kind == repr_kind::index_value) {
         if (R::size(values) != l.dimension)
-            fail("values of dimension " + std::to_string(R::size(values)) + ", the plan's is " +
-                 std::to_string(l.dimension));
+            fail("values of dimension ", R::size(values), ", the plan's is ", l.dimension);
         const auto ix = R::indices(values);
         count_check(ix.size());
         if (s.check_indices)
             for (std::size_t k = 0; k < ix.size(); ++k)
                 if (static_cast<std::uint64_t>(ix[k]) != l.pattern[k])
-                    fail("the values' pattern differs from the plan's at entry " + std::to_string(k) + ": index " +
-                         std::to_string(ix[k]) + ", the plan's " + std::to_string(l.pattern[k]));
+                    fail("the values' pattern differs from the plan's at entry ", k, ": index ", ix[k], ", the plan's ", l.pattern[k]);
         return R::values(values);
     } else {
         static_assert(dependent_false<Values>, "pattern_plan::reduce: values are a contiguous vector of T, an "
@@ -83,7 +81,7 @@ T* vector_output(const pattern_layout& l, Out& out)
     } else if constexpr (R::kind == repr_kind::index_value) {
         using I = typename R::index_type;
         if (l.dimension > 0 && l.dimension - 1 > static_cast<std::uint64_t>(std::numeric_limits<I>::max()))
-            fail("dimension " + std::to_string(l.dimension) + " does not fit the output's index type");
+            fail("dimension ", l.dimension, " does not fit the output's index type");
         const auto slots = R::begin_output(out, l.dimension, sup.size());
         for (std::size_t k = 0; k < sup.size(); ++k) slots.index[k] = static_cast<I>(sup[k]);
         R::commit_output(out, sup.size());

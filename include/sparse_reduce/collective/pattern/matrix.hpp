@@ -69,13 +69,12 @@ template <class RI, class CI>
 std::vector<std::uint64_t> coo_pattern(std::size_t rows, std::size_t cols, std::span<const RI> i, std::span<const CI> j)
 {
     if (i.size() != j.size())
-        fail(std::to_string(i.size()) + " row indices and " + std::to_string(j.size()) + " column indices");
+        fail(i.size(), " row indices and ", j.size(), " column indices");
     std::vector<std::uint64_t> p(i.size());
     for (std::size_t k = 0; k < i.size(); ++k) {
         const auto r = static_cast<long double>(i[k]), c = static_cast<long double>(j[k]);
         if (r < 0 || c < 0 || r >= static_cast<long double>(rows) || c >= static_cast<long double>(cols))
-            fail("COO entry " + std::to_string(k) + " (" + std::to_string(r) + ", " + std::to_string(c) +
-                 ") is outside the " + std::to_string(rows) + " x " + std::to_string(cols) + " matrix");
+            fail("COO entry ", k, " (", r, ", ", c, ") is outside the ", rows, " x ", cols, " matrix");
         p[k] = static_cast<std::uint64_t>(i[k]) * cols + static_cast<std::uint64_t>(j[k]);
     }
     return p;
@@ -88,14 +87,13 @@ std::span<const T> matrix_values(const pattern_layout& l, const M& m, bool check
 {
     if (l.cols == 0) fail("matrix values need a plan made from a matrix's pattern");
     if (static_cast<std::uint64_t>(m.rows()) != l.rows || static_cast<std::uint64_t>(m.cols()) != l.cols)
-        fail("a " + std::to_string(m.rows()) + " x " + std::to_string(m.cols()) + " matrix for a plan of " +
-             std::to_string(l.rows) + " x " + std::to_string(l.cols));
+        fail("a ", m.rows(), " x ", m.cols(), " matrix for a plan of ", l.rows, " x ", l.cols);
     if (static_cast<std::size_t>(m.nonZeros()) != l.pattern_size())
-        fail(std::to_string(m.nonZeros()) + " stored entries for a pattern of " + std::to_string(l.pattern_size()));
+        fail(m.nonZeros(), " stored entries for a pattern of ", l.pattern_size());
     if (check_indices)
         for_each_stored(m, [&](std::size_t q, std::uint64_t at) {
             if (at != l.pattern[q])
-                fail("the matrix's pattern differs from the plan's at stored entry " + std::to_string(q));
+                fail("the matrix's pattern differs from the plan's at stored entry ", q);
         });
     else if (!m.isCompressed())
         fail("a pattern plan reads compressed matrices: call makeCompressed() first");

@@ -71,7 +71,7 @@ std::vector<std::uint64_t> pattern_indices(const Pattern& p)
         std::vector<std::uint64_t> v(ix.size());
         for (std::size_t k = 0; k < ix.size(); ++k) {
             if constexpr (std::is_signed_v<typename decltype(ix)::value_type>)
-                if (ix[k] < 0) fail("pattern entry " + std::to_string(k) + " is negative");
+                if (ix[k] < 0) fail("pattern entry ", k, " is negative");
             v[k] = static_cast<std::uint64_t>(ix[k]);
         }
         return v;
@@ -99,7 +99,7 @@ void size_union_gather(pattern_state<T>& s)
 {
     const pattern_layout& l = s.l;
     if (l.all_cut.back() > static_cast<std::size_t>(INT_MAX) / sizeof(T))
-        fail("pattern plan: the union's " + std::to_string(l.all_cut.back()) + " sums exceed an MPI_Allgatherv");
+        fail("pattern plan: the union's ", l.all_cut.back(), " sums exceed an MPI_Allgatherv");
     const auto P = static_cast<std::size_t>(l.ranks);
     s.all_bytes.resize(P);
     s.all_at.resize(P);
