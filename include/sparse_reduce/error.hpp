@@ -71,9 +71,9 @@ private:
     };
 };
 
-// The pieces joined. Messages are cold code: one out-of-line join where
-// chains of std::string's operator+ and std::to_string, inlined at every
-// call site, took some 300 bytes of code and 10 ms of compile time each.
+// The pieces joined. Messages are cold code: one out-of-line join, where a
+// chain of std::string's operator+ and std::to_string inlined at a call
+// site takes about 240 bytes of code and 9 ms of g++ -O2 time.
 [[gnu::noinline]] inline std::string concat_pieces(std::initializer_list<text_piece> pieces)
 {
     std::string out;
@@ -111,7 +111,7 @@ template <class... Pieces>
 [[noreturn]] void fail(const Pieces&... pieces)
     requires(sizeof...(Pieces) > 1)
 {
-    fail(concat_pieces({text_piece(pieces)...}));
+    fail(concat(pieces...));
 }
 
 inline void require(bool condition, const char* what)

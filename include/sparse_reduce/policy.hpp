@@ -47,7 +47,8 @@ namespace detail {
 inline void check_segment(const char* who, const char* name, std::size_t bytes)
 {
     if (bytes >= max_segment_bytes)
-        fail((who ? std::string(who) + ": " : std::string()), name, " = ", bytes, " is too large: it must be below 1 GiB (1073741824 bytes; 0 = automatic)");
+        fail(who ? who : "", who ? ": " : "", name, " = ", bytes,
+             " is too large: it must be below 1 GiB (1073741824 bytes; 0 = automatic)");
 }
 } // namespace detail
 

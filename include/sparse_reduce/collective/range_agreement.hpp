@@ -50,7 +50,8 @@ inline void throw_verdict(MPI_Comm comm, int first, bool dimensions_differ, bool
     int me = 0;
     MPI_Comm_rank(comm, &me);
     if (first >= 0)
-        fail(std::string(who), " failed on rank ", first, ": ", broadcast_failure_text(comm, me, first, unprefixed(local_failure)));
+        fail(std::string(who), " failed on rank ", first, ": ",
+             broadcast_failure_text(comm, me, first, unprefixed(local_failure)));
     if (dimensions_differ) fail(std::string(who) + ": " + dimension_mismatch_text(comm, dimension, most_common_dimension));
     if (ranges_differ) fail(std::string(who) + ": ranks pass different index ranges");
 }

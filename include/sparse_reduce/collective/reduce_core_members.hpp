@@ -80,7 +80,7 @@ SPARSE_REDUCE_INLINE void reduce_core::agree(const std::string& failure, bool di
     detail::complete_pending(); // (mpi/pending.hpp: no rank blocks here with runs in flight)
     MPI_Allreduce(mine, all, 6, MPI_UNSIGNED_LONG_LONG, MPI_MAX, private_);
     if (all[3])
-        detail::fail("making the plan failed on rank ", all[3] - 1, (failure.empty() ? std::string() : ": " + failure));
+        detail::fail("making the plan failed on rank ", all[3] - 1, failure.empty() ? "" : ": ", failure);
     if (all[0]) detail::fail(tuning_error.empty() ? "the tuning could not be read on another rank" : tuning_error);
     if (all[4] != ~all[5]) detail::fail(detail::different_tunings_text);
     if (all[1] != ~all[2]) detail::fail(detail::dimension_mismatch_text(private_, dimension_, root_));

@@ -152,7 +152,9 @@ public:
                 return;
             }
             if (h.dimension != cfg_.dimension)
-                fail_with({shape_.rank, detail::concat("dimension mismatch: rank ", shape_.children[c], " has dimension ", h.dimension, ", rank ", shape_.rank, " has ", cfg_.dimension)},
+                fail_with({shape_.rank, detail::concat("dimension mismatch: rank ", shape_.children[c],
+                                                       " has dimension ", h.dimension, ", rank ", shape_.rank, " has ",
+                                                       cfg_.dimension)},
                           true);
             else if (h.lo != ch.frontier || (h.hi < cfg_.dimension && h.hi % cfg_.window != 0) ||
                      (ch.ended && h.hi != cfg_.dimension))

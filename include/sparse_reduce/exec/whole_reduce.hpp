@@ -219,7 +219,8 @@ private:
         });
         if (v.h.flags & partial_header::failed) set_failure({v.h.error_rank, partial_error_text(msg, v.h)}, false);
         else if (v.h.dimension != dim_)
-            set_failure({me_, detail::concat("dimension mismatch: rank ", from, " has dimension ", v.h.dimension, ", rank ", me_, " has ", dim_)},
+            set_failure({me_, detail::concat("dimension mismatch: rank ", from, " has dimension ", v.h.dimension,
+                                             ", rank ", me_, " has ", dim_)},
                         true);
         return v;
     }

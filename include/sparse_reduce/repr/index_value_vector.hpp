@@ -155,7 +155,8 @@ public:
         for (std::size_t k = 0; k < idx_.size(); ++k) {
             check_index(idx_[k]);
             if (k > 0 && idx_[k] <= idx_[k - 1])
-                detail::fail("index_value_vector: indices not strictly increasing at position ", k, " (", idx_[k - 1], ", ", idx_[k], ")");
+                detail::fail("index_value_vector: indices not strictly increasing at position ", k, " (", idx_[k - 1],
+                             ", ", idx_[k], ")");
         }
     }
 

@@ -55,7 +55,8 @@ started_simulation simulate_started_reduce(std::span<const In* const> inputs, Ou
         detail::fail("invalid root ", root, " for ", p, " simulated ranks");
     if (!(std::isfinite(work.seconds) && work.seconds >= 0) ||
         !(std::isfinite(work.test_every) && work.test_every > 0))
-        detail::fail("invalid computation: seconds ", work.seconds, " (>= 0 needed), test_every ", work.test_every, " (> 0 needed)");
+        detail::fail("invalid computation: seconds ", work.seconds, " (>= 0 needed), test_every ", work.test_every,
+                     " (> 0 needed)");
     if (p == 0) return {};
     if (std::ranges::any_of(inputs, [&](const In* in) { return detail::same_object(*in, out); }))
         detail::fail("simulate_started_reduce: out is one of the inputs (the call is simulated twice, alone and "

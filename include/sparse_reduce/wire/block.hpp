@@ -156,7 +156,8 @@ block_view<T> parse_block(std::span<const std::byte> bytes, std::size_t len, boo
         v.values = reinterpret_cast<const T*>(payload + bitmap);
         const std::size_t marked = sparse_reduce::detail::bitmap_count(static_cast<const std::uint64_t*>(v.offsets), len);
         if (marked > len) detail::fail("malformed block: a bitmap marks an element past the block");
-        if (marked != count) detail::fail("malformed block: a bitmap marks ", marked, " entries, its count says ", count);
+        if (marked != count) detail::fail("malformed block: a bitmap marks ", marked, " entries, its count says ",
+                                          count);
         break;
     }
     case block_tag::rle:

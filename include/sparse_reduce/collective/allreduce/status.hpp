@@ -240,7 +240,8 @@ template <class In>
 void check_dimension(const In& in, std::size_t dimension, int me)
 {
     if (sparse_reduce::dimension(in) != dimension)
-        fail("dimension mismatch: rank ", me, " has dimension ", sparse_reduce::dimension(in), ", the plan has ", dimension);
+        fail("dimension mismatch: rank ", me, " has dimension ", sparse_reduce::dimension(in), ", the plan has ",
+             dimension);
 }
 
 } // namespace sparse_reduce::detail

@@ -61,7 +61,8 @@ std::span<const T> vector_values(const pattern_state<T>& s, const Values& values
         if (s.check_indices)
             for (std::size_t k = 0; k < ix.size(); ++k)
                 if (static_cast<std::uint64_t>(ix[k]) != l.pattern[k])
-                    fail("the values' pattern differs from the plan's at entry ", k, ": index ", ix[k], ", the plan's ", l.pattern[k]);
+                    fail("the values' pattern differs from the plan's at entry ", k, ": index ", ix[k], ", the plan's ",
+                         l.pattern[k]);
         return R::values(values);
     } else {
         static_assert(dependent_false<Values>, "pattern_plan::reduce: values are a contiguous vector of T, an "

@@ -182,7 +182,8 @@ inline void gather_union(MPI_Comm pc, pattern_layout& l)
     MPI_Allgather(&mine, 1, MPI_UINT64_T, sizes.data(), 1, MPI_UINT64_T, pc);
     for (std::size_t s = 0; s < P; ++s) l.all_cut[s + 1] = l.all_cut[s] + static_cast<std::size_t>(sizes[s]);
     if (l.all_cut[P] > static_cast<std::size_t>(INT_MAX) / 8) // the same on every rank
-        fail("pattern plan: the union of the patterns has ", l.all_cut[P], " indices, more than an allreduce's gather takes (2^28 - 1)");
+        fail("pattern plan: the union of the patterns has ", l.all_cut[P],
+             " indices, more than an allreduce's gather takes (2^28 - 1)");
     for (std::size_t s = 0; s < P; ++s) {
         bytes[s] = static_cast<int>(sizes[s] * 8);
         at[s] = static_cast<int>(l.all_cut[s] * 8);
